@@ -1,0 +1,208 @@
+/* engine: diffusion language models — loading, tokenizer, forward pass, step.
+ *
+ * Knows tensors and tokens, not LSP or editors. One eng_model is shared
+ * read-only; an eng_ctx (K/V cache + scratch on the backend) is owned by the
+ * single worker thread that uses it. Nothing here is thread-safe unless said. */
+#ifndef INFILLD_ENGINE_H
+#define INFILLD_ENGINE_H
+
+#include "base.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Errors from files and models carry a message naming the file and tensor. */
+typedef struct eng_error {
+    base_status status;
+    char msg[512];
+} eng_error;
+
+/* ---- model ---------------------------------------------------------------- */
+
+typedef enum eng_family {
+    ENG_FAMILY_DREAM = 0,   /* DreamModel: Dream, Dream-Coder, DreamOn, DiffuCoder */
+    ENG_FAMILY_OPEN_DCODER, /* Qwen2ForCausalLM run bidirectionally, with a mask token */
+    ENG_FAMILY_LLADA,       /* LLaDAModelLM, OLMo tensor names */
+} eng_family;
+
+typedef enum eng_dtype { ENG_F32 = 0, ENG_F16, ENG_BF16 } eng_dtype;
+
+typedef struct eng_model_info {
+    eng_family family;
+    const char *arch; /* config.json architectures[0], borrowed */
+    int n_layer;
+    int d_model; /* hidden size */
+    int n_head;
+    int n_kv_head;
+    int head_dim;
+    int d_ff;       /* intermediate size */
+    int vocab_size; /* rows of the embedding / LM head */
+    float rope_theta;
+    float rms_eps;
+    bool shift_logits; /* token i is predicted by output row i-1 (row 0 for i = 0) */
+    bool tied_head;    /* LM head is the embedding matrix */
+    bool qkv_bias;
+    eng_dtype dtype; /* dtype of the large matrices as stored in the file */
+    int32_t mask_id;
+    int32_t bos_id; /* -1 when the model has none */
+    int32_t eos_id;
+    int32_t pad_id;
+    int32_t expand_id; /* DreamOn <|expand|>; -1 when absent */
+    int max_context;   /* usable context in tokens (prompt + hole) */
+    uint64_t weight_bytes;
+} eng_model_info;
+
+typedef struct eng_model eng_model;
+
+/* Load progress: bytes done of total; called from the loading thread. */
+typedef void (*eng_progress_fn)(void *ud, uint64_t done, uint64_t total);
+
+typedef enum eng_device { ENG_DEVICE_AUTO = 0, ENG_DEVICE_CPU, ENG_DEVICE_CUDA } eng_device;
+
+typedef struct eng_load_opts {
+    eng_device device;
+    int n_threads;            /* CPU compute threads; 0 = number of cores */
+    int32_t mask_token;       /* override: -1 = from the model's files */
+    eng_progress_fn progress; /* optional */
+    void *progress_ud;
+} eng_load_opts;
+
+void eng_load_opts_default(eng_load_opts *o);
+
+/* Loads a model directory (config.json, *.safetensors or an index, tokenizer
+ * files). Returns NULL and fills err on failure. */
+eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error *err);
+void eng_model_free(eng_model *m); /* NULL-safe */
+const eng_model_info *eng_model_get_info(const eng_model *m);
+/* Name of the backend actually in use: "cpu" or "cuda". */
+const char *eng_model_backend_name(const eng_model *m);
+/* Human-readable description of the device ("cpu (AVX2+FMA, 2 threads)"). */
+const char *eng_model_device_desc(const eng_model *m);
+
+/* ---- tokenizer -------------------------------------------------------------- */
+
+typedef struct eng_tokenizer eng_tokenizer;
+
+/* The model's tokenizer, borrowed. */
+const eng_tokenizer *eng_model_tokenizer(const eng_model *m);
+/* Loads tokenizer.json, or vocab.json + merges.txt (+ added_tokens.json,
+ * tokenizer_config.json), from dir. */
+eng_tokenizer *eng_tokenizer_load(const char *dir, eng_error *err);
+void eng_tokenizer_free(eng_tokenizer *t);
+
+/* Encodes user text as plain text: strings that spell special tokens are NOT
+ * turned into special ids (HF split_special_tokens=True). Invalid UTF-8 bytes
+ * are encoded through their byte-level tokens. Writes ids into a malloc'ed
+ * array owned by the caller. */
+base_status eng_tokenize(const eng_tokenizer *t, const char *text, size_t len, int32_t **ids,
+                         size_t *n_ids);
+/* Decodes ids to bytes (exact byte-level decoding). Special tokens are written
+ * as their text unless skip_special. Caller frees *out. */
+base_status eng_detokenize(const eng_tokenizer *t, const int32_t *ids, size_t n, bool skip_special,
+                           char **out, size_t *len);
+/* Text of one token as bytes (not NUL-terminated); NULL for an unknown id. */
+const char *eng_token_bytes(const eng_tokenizer *t, int32_t id, size_t *len);
+/* Id of an added/special token by its content, or -1. */
+int32_t eng_token_special_id(const eng_tokenizer *t, const char *content);
+size_t eng_tokenizer_vocab_size(const eng_tokenizer *t);
+
+/* ---- context: batch canvas + K/V cache --------------------------------------
+ * A context holds up to max_batch sequences of up to max_len tokens each. The
+ * canvas is row-major tokens[b * max_len + i]. `valid` marks real slots (1) vs
+ * padding (0); positions are cumsum(valid) - 1 and padded query rows produce
+ * zeros. Attention is fully bidirectional. */
+
+typedef struct eng_ctx eng_ctx;
+
+eng_ctx *eng_ctx_new(eng_model *m, int max_batch, int max_len, eng_error *err);
+void eng_ctx_free(eng_ctx *c);
+
+typedef struct eng_batch {
+    int n_seq;             /* <= max_batch */
+    int len;               /* canvas length used, <= max_len (same for every sequence) */
+    const int32_t *tokens; /* [n_seq * len] */
+    const uint8_t *valid;  /* [n_seq * len], NULL = all valid */
+} eng_batch;
+
+/* Full forward over every position of the batch. Refreshes the context's K/V
+ * cache for all positions. Writes raw (unshifted) logits of the output rows
+ * listed in rows[] (flattened b * len + i) into logits[n_rows * vocab_size].
+ * n_rows may be 0 (cache fill only). */
+base_status eng_forward(eng_ctx *c, const eng_batch *batch, const int32_t *rows, int n_rows,
+                        float *logits);
+
+/* ---- step: forward + vocabulary reductions -------------------------------- */
+
+typedef enum eng_pick {
+    ENG_PICK_DREAM = 0, /* T scaling → top-p → top-k → softmax; sample or argmax; stats from the
+                           filtered, tempered distribution (Dream sample_tokens) */
+    ENG_PICK_GUMBEL,    /* LLaDA: argmax(l + T·g), g ~ Gumbel(0,1); prob from the unfiltered,
+                           untempered softmax */
+} eng_pick;
+
+typedef struct eng_logit_bias {
+    int32_t id;
+    float bias; /* added to the raw logit; -INFINITY forbids the id */
+} eng_logit_bias;
+
+typedef struct eng_sampling {
+    eng_pick pick;
+    float temperature; /* 0 = argmax */
+    float top_p;       /* 1 = off */
+    int top_k;         /* 0 = off */
+    /* Counter-based noise: the uniform for (row, vocab index v) is
+     * eng_noise_uniform(seed, step, position, v) so that every backend and the
+     * test reference draw the same numbers. */
+    uint64_t seed;
+    uint32_t step;
+    const eng_logit_bias *bias; /* applied before everything else */
+    int n_bias;
+} eng_sampling;
+
+/* What leaves the device for each asked-for position. */
+typedef struct eng_row_result {
+    int32_t token;     /* argmax or sampled token */
+    float prob;        /* probability of token (per the pick's distribution) */
+    float margin;      /* p(top1) - p(top2) of that distribution */
+    float neg_entropy; /* sum_v p_v log(p_v + 1e-10), <= 0; higher = more certain */
+} eng_row_result;
+
+/* Which part of the canvas a step recomputes. */
+typedef enum eng_step_mode {
+    ENG_STEP_FULL = 0, /* full forward; refreshes the whole cache */
+    ENG_STEP_WINDOW,   /* recompute only [win_start, win_end) of every sequence, attending
+                          to cached K/V elsewhere plus its own fresh K/V; the cache for the
+                          window is overwritten. Requires an earlier FULL step on this
+                          canvas layout. */
+} eng_step_mode;
+
+typedef struct eng_step_req {
+    eng_step_mode mode;
+    int win_start, win_end;   /* ENG_STEP_WINDOW only */
+    const int32_t *positions; /* [n_pos] canvas positions (b * len + i) to predict; the engine
+                                 applies the family's logit shift. In WINDOW mode the output
+                                 row each position reads (i - 1 for shifted families, i for
+                                 LLaDA; row 0 for i = 0) must lie inside the window, so a
+                                 hole-only step of a shifted model uses
+                                 win_start = hole_start - 1. Otherwise ERR_INVALID. */
+    int n_pos;
+    eng_sampling sampling;
+} eng_step_req;
+
+base_status eng_step(eng_ctx *c, const eng_batch *batch, const eng_step_req *req,
+                     eng_row_result *out /* [n_pos] */);
+
+/* Cancellation flag checked between layers by long forwards (may be NULL). */
+void eng_ctx_set_cancel(eng_ctx *c, const volatile int *flag);
+
+/* Counter-based uniform in (0, 1): splitmix64 over the four counters (see
+ * engine/noise.c for the exact definition shared with the test reference). */
+double eng_noise_uniform(uint64_t seed, uint32_t step, uint32_t position, uint32_t v);
+
+/* ---- cli ---------------------------------------------------------------------
+ * Subcommands of the infilld binary implemented by this module; each returns a
+ * process exit code. argv[0] is the subcommand name. */
+int eng_cli_logits(int argc, char **argv);
+int eng_cli_tokenize(int argc, char **argv);
+
+#endif

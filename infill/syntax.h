@@ -1,0 +1,67 @@
+/* infill syntax: tree-sitter span location, candidate validation and
+ * post-processing. Loop-thread only; everything here takes microseconds to a
+ * few milliseconds. Unsupported languages fall back to line-based rules. */
+#ifndef INFILLD_INFILL_SYNTAX_H
+#define INFILLD_INFILL_SYNTAX_H
+
+#include "base.h"
+#include "document.h"
+
+/* How the hole may be filled. */
+typedef enum ifl_span_kind {
+    IFL_SPAN_LINE_REST = 0, /* (a) mid-line, code after the cursor: single line */
+    IFL_SPAN_BLOCK,         /* (b) opens a block / empty body: multi-line up to the block end */
+    IFL_SPAN_STATEMENT,     /* (c) empty line between statements: one statement / few lines */
+    IFL_SPAN_COMMENT,       /* (d) inside a comment or string: short, single line */
+    IFL_SPAN_SELECTION,     /* (e) replace a selected range (regenerate) */
+    IFL_SPAN_LINE_END,      /* end of a line with nothing special: finish the line */
+} ifl_span_kind;
+
+typedef struct ifl_span {
+    ifl_span_kind kind;
+    bool multiline;    /* may the completion contain newlines */
+    size_t hole_start; /* byte offsets in the document; equal for an insertion */
+    size_t hole_end;
+    int n_tokens;         /* token budget N for the hole */
+    int max_lines;        /* most lines the completion may have (1 when !multiline) */
+    const char *language; /* canonical language name ("python"), or NULL when unsupported */
+    const char *reason;   /* one-line explanation for --explain; static string */
+} ifl_span;
+
+typedef struct ifl_syntax ifl_syntax; /* per-document trees, subscribed to a doc store */
+
+/* Subscribes to the store's edit events and keeps one tree per open document. */
+ifl_syntax *ifl_syntax_new(lsp_doc_store *store);
+void ifl_syntax_free(ifl_syntax *s);
+
+/* Canonical language name for an LSP languageId or, failing that, a file
+ * extension of the uri/path; NULL when unsupported. */
+const char *ifl_syntax_language(const char *language_id, const char *uri);
+
+/* Locates the span for a completion at cursor (byte offset), or for a selection
+ * [sel_start, sel_end) when sel_end > sel_start (widened to token boundaries). */
+base_status ifl_syntax_locate(ifl_syntax *s, const lsp_doc *doc, size_t cursor, size_t sel_start,
+                              size_t sel_end, ifl_span *out);
+
+/* Post-processes a raw candidate for the span: trims to the span, drops a
+ * duplicate of the following text, normalises indentation; then (when validate)
+ * rejects it if prefix + candidate + suffix has more syntax errors than the
+ * document with the hole left empty. Returns ERR_PARSE for a rejected
+ * candidate, with *out NULL. *out is malloc'ed; caller frees. */
+typedef struct ifl_post_opts {
+    bool validate;
+} ifl_post_opts;
+
+base_status ifl_syntax_postprocess(ifl_syntax *s, const lsp_doc *doc, const ifl_span *span,
+                                   const char *candidate, size_t cand_len, const ifl_post_opts *o,
+                                   char **out, size_t *out_len);
+
+/* Same, for text that is not an open document (the one-shot CLI): */
+base_status ifl_syntax_locate_text(const char *language, const char *text, size_t len,
+                                   size_t cursor, size_t sel_start, size_t sel_end, ifl_span *out);
+base_status ifl_syntax_postprocess_text(const char *language, const char *text, size_t len,
+                                        const ifl_span *span, const char *candidate,
+                                        size_t cand_len, const ifl_post_opts *o, char **out,
+                                        size_t *out_len);
+
+#endif
