@@ -1,0 +1,41 @@
+/* daemon providers: what answers completion requests.
+ *
+ * The daemon creates exactly one provider at start-up and shares it between
+ * all sessions. The real one (daemon/provider_infill.c, written by the
+ * pipeline owner) runs the infill pipeline with the model on its worker
+ * thread; daemon/provider_none.c answers every request with an empty result
+ * and is built when provider_infill.c does not exist. Tests build their own
+ * test double under tests/daemon/ against the same signature. */
+#ifndef INFILLD_DAEMON_PROVIDER_H
+#define INFILLD_DAEMON_PROVIDER_H
+
+#include "base.h"
+#include "config.h"
+#include "lsp.h"
+
+#include <uv.h>
+
+/* What a provider may ask of the daemon: messages for every session (the
+ * model is shared, so its status is too). Loop thread only. */
+typedef struct dmn_host dmn_host;
+/* infilld/status to every session that opted in. */
+void dmn_host_status(dmn_host *h, const lsp_status *st);
+/* window/showMessage to every session (model load failure, CUDA→CPU fallback). */
+void dmn_host_show_message(dmn_host *h, int type, const char *msg);
+/* Work-done progress in every session (e.g. "Loading model"); returns a
+ * handle for report/end (0 when no session wants progress). */
+int dmn_host_progress_begin(dmn_host *h, const char *title, const char *message);
+void dmn_host_progress_report(dmn_host *h, int handle, int percent, const char *message);
+void dmn_host_progress_end(dmn_host *h, int handle, const char *message);
+
+/* Creates the provider. cfg->settings holds "model" (checkpoint folder, may be
+ * null: no model) and "device" ("auto" | "cpu" | "cuda"). Loading may finish
+ * asynchronously; the provider reports through host. Returns NULL with *err
+ * set on failure. cfg, loop and host outlive the provider. */
+lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_host *host,
+                                 base_status *err);
+/* NULL-safe. Stops the worker (joining it) and frees everything. Called after
+ * every session has been closed. */
+void dmn_provider_free(lsp_provider_i *p);
+
+#endif
