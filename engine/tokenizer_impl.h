@@ -1,0 +1,61 @@
+/* engine tokenizer internals: a small JSON reader (fast enough for the 11 MB
+ * tokenizer.json inside the daemon's start-up budget) and loaders shared by the
+ * tokenizer, its CLI, its tests and its fuzz harness. Private to engine/. */
+#ifndef INFILLD_ENGINE_TOKENIZER_IMPL_H
+#define INFILLD_ENGINE_TOKENIZER_IMPL_H
+
+#include "engine.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+typedef enum eng__json_type {
+    ENG_JSON_NULL = 0,
+    ENG_JSON_BOOL,
+    ENG_JSON_NUM,
+    ENG_JSON_STR,
+    ENG_JSON_ARR,
+    ENG_JSON_OBJ,
+} eng__json_type;
+
+/* One value. Strings are decoded (escapes resolved, \u0000 allowed), NUL-
+ * terminated and borrowed from the document; an object's items alternate key,
+ * value (2 * n entries). */
+typedef struct eng__json {
+    eng__json_type type;
+    uint32_t n; /* string bytes, array items or object members */
+    union {
+        bool b;
+        double num;
+        const char *s;
+        struct eng__json *items;
+    } u;
+} eng__json;
+
+typedef struct eng__json_doc eng__json_doc;
+
+/* Parses text[0..len) (the buffer is copied). Returns NULL and fills err
+ * (with byte offset) on malformed input or when nesting exceeds 128 levels. */
+eng__json_doc *eng__json_parse(const char *text, size_t len, eng_error *err);
+void eng__json_free(eng__json_doc *d); /* NULL-safe */
+const eng__json *eng__json_root(const eng__json_doc *d);
+/* Member of an object by key; NULL when absent or when o is not an object. */
+const eng__json *eng__json_get(const eng__json *o, const char *key);
+/* Typed accessors; NULL/fallback when v is NULL or of another type. */
+const char *eng__json_str(const eng__json *v);
+bool eng__json_bool(const eng__json *v, bool fallback);
+bool eng__json_int(const eng__json *v, int64_t *out); /* integral numbers only */
+
+/* ---- tokenizer loaders ---------------------------------------------------- */
+
+/* Loads from the text of a tokenizer.json; name is used in messages. */
+eng_tokenizer *eng__tokenizer_from_json(const char *text, size_t len, const char *name,
+                                        eng_error *err);
+
+/* Appends the JSON string literal for bytes s[0..n) to b; invalid UTF-8 bytes
+ * become U+FFFD (JSON cannot carry them). */
+base_status eng__json_write_str(base_buf *b, const char *s, size_t n);
+
+#endif
