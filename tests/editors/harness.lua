@@ -1,0 +1,142 @@
+-- Drives a second, embedded Neovim over its RPC channel the way a user does:
+-- keys go through nvim_input and are processed by that Neovim's main loop, so
+-- insert mode, autocmds, mappings and LSP traffic behave as in a session.
+-- Run a test with: nvim --headless -u NONE -i NONE -n -c 'luafile TEST.lua'
+-- (works on Neovim 0.7, which has no `nvim -l`).
+local T = { failures = 0, checks = 0 }
+
+local here = debug.getinfo(1, 'S').source:sub(2):match('(.*/)') or './'
+T.dir = here
+T.repo = vim.fn.fnamemodify(here .. '../..', ':p'):gsub('/$', '')
+
+local chan = nil
+
+local function fail(msg)
+  T.failures = T.failures + 1
+  io.stderr:write('FAIL: ' .. msg .. '\n')
+end
+
+function T.log(msg)
+  io.stderr:write(msg .. '\n')
+end
+
+-- Starts the embedded Neovim with the plugin on its runtimepath and `setup`
+-- (a Lua table literal string) passed to require('infilld').setup.
+function T.start(setup_code)
+  local nvim = vim.v.progpath
+  chan = vim.fn.jobstart({
+    nvim,
+    '--embed',
+    '--headless',
+    '-u',
+    'NONE',
+    '-i',
+    'NONE',
+    '-n',
+    '--cmd',
+    'set rtp^=' .. T.repo .. '/editors/nvim',
+    '--cmd',
+    'set noswapfile noautoindent shortmess+=F',
+  }, { rpc = true })
+  if chan <= 0 then
+    fail('cannot start embedded nvim')
+    T.finish()
+  end
+  T.lua([[
+    _G.t = { responses = {}, edits = {} }
+    local infilld = require('infilld')
+    infilld._hooks.on_response = function(bufnr, result)
+      table.insert(_G.t.responses, result)
+    end
+    infilld._hooks.on_apply_edit = function(params)
+      table.insert(_G.t.edits, params)
+    end
+  ]])
+  T.lua('require("infilld").setup(' .. setup_code .. ')')
+end
+
+-- Runs Lua in the embedded Neovim and returns its result. Use `...` for args.
+function T.lua(code, ...)
+  return vim.fn.rpcrequest(chan, 'nvim_exec_lua', code, { ... })
+end
+
+function T.input(keys)
+  vim.fn.rpcrequest(chan, 'nvim_input', keys)
+end
+
+-- Waits until `code` (Lua in the embedded Neovim) returns a truthy value.
+function T.wait(code, timeout_ms, what)
+  local ok = vim.wait(timeout_ms or 10000, function()
+    local r = T.lua(code)
+    return r ~= nil and r ~= false and r ~= vim.NIL
+  end, 20)
+  if not ok then
+    fail('timed out waiting for ' .. (what or code))
+  end
+  return ok
+end
+
+-- Lets the embedded Neovim process typeahead and timers for `ms`.
+function T.settle(ms)
+  vim.wait(ms, function()
+    return false
+  end, 10)
+end
+
+function T.eq(got, want, what)
+  T.checks = T.checks + 1
+  if not vim.deep_equal(got, want) then
+    fail(('%s: got %s, want %s'):format(what, vim.inspect(got), vim.inspect(want)))
+    return false
+  end
+  return true
+end
+
+function T.ok(cond, what)
+  T.checks = T.checks + 1
+  if not cond then
+    fail(what)
+  end
+  return cond
+end
+
+function T.buffer()
+  return T.lua('return vim.api.nvim_buf_get_lines(0, 0, -1, false)')
+end
+
+function T.cursor()
+  return T.lua('return vim.api.nvim_win_get_cursor(0)')
+end
+
+function T.shown()
+  local s = T.lua('return require("infilld").shown(0)')
+  return s ~= vim.NIL and s or nil
+end
+
+function T.mode()
+  return T.lua('return vim.api.nvim_get_mode().mode')
+end
+
+-- Exits the driver: 0 all checks passed, 1 a failure, 77 skipped.
+function T.finish(code)
+  if chan then
+    pcall(T.lua, [[
+      local c = require('infilld').client()
+      if c then c.stop() end
+    ]])
+    T.settle(100)
+    pcall(vim.fn.jobstop, chan)
+  end
+  if code == nil then
+    code = T.failures == 0 and 0 or 1
+  end
+  io.stderr:write(('%d checks, %d failed\n'):format(T.checks, T.failures))
+  vim.cmd(code == 0 and 'qall!' or ('cquit ' .. code))
+end
+
+function T.skip(why)
+  io.stderr:write('SKIP: ' .. why .. '\n')
+  T.finish(77)
+end
+
+return T
