@@ -1,0 +1,946 @@
+/* CPU backend: the bidirectional transformer forward pass and the fused step.
+ *
+ * One pass, read top to bottom in eng__run():
+ *   x = embed[tokens]                                      (f32 activations)
+ *   per layer:  a = RMSNorm(x) * w_attn_norm
+ *               q, k, v = a Wq^T + bq, a Wk^T + bk, a Wv^T + bv
+ *               RoPE (rotate-half, angles in double from theta) on q and k
+ *               k, v -> context cache (post-RoPE K)
+ *               o = softmax(q K^T / sqrt(hd), padded keys masked) V   (GQA)
+ *               x += o Wo^T
+ *               m = RMSNorm(x) * w_ffn_norm
+ *               x += (silu(m Wg^T) * (m Wu^T)) Wd^T
+ *   head rows:  logits = (RMSNorm(x) * w_norm) Wlm^T, only for the asked rows.
+ * RMSNorm is computed in fp32 as x * rsqrt(mean(x^2) + eps) (the mean summed
+ * in double), then multiplied by the weight; activations stay f32, so the
+ * "cast to the activation dtype" of the reference is the identity here.
+ * Padded slots (valid = 0) are masked as keys; as query rows their attention
+ * output is zero and their logits are written as zeros, never NaN.
+ *
+ * Paths (chosen at init; INFILLD_CPU_REFERENCE=1 forces the reference,
+ * INFILLD_CPU_KERNEL=reference|portable|avx2|blas picks one for benchmarks):
+ *   reference - plain scalar loops with double accumulators; the test oracle.
+ *   avx2      - weight tiles converted to f32, 3x4 register-tiled FMA kernel.
+ *   portable  - same structure in plain C.
+ *   blas      - weight tiles converted to f32 (BF16/F16) and OpenBLAS sgemm,
+ *               one single-threaded sgemm per tile on our own thread pool;
+ *               attention as two sgemms per (sequence, head, query block).
+ * Weights stay in their file dtype (mmap); every buffer a pass needs is
+ * allocated in ctx_new, nothing in forward or step. */
+#define _GNU_SOURCE
+#include "cpu_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef ENG_HAVE_BLAS
+#include <cblas.h>
+#endif
+
+typedef enum eng__path { ENG__PATH_REF = 0, ENG__PATH_SIMD, ENG__PATH_BLAS } eng__path;
+
+enum {
+    ENG__NB = 128, /* weight rows per matmul task */
+    ENG__QC = 64,  /* query rows per attention task */
+    ENG__LCH = 32, /* LM-head rows per step chunk */
+};
+
+struct eng_backend {
+    const eng_weights *w;
+    const eng_model_info *in;
+    eng__pool *pool;
+    int nt;
+    eng__path path;
+    const eng__kernels *k;
+    float *small;                  /* owns every f32 copy below */
+    float **attn_norm, **ffn_norm; /* [n_layer] -> (d) */
+    float **bq, **bk, **bv;        /* [n_layer] -> (qd) / (kvd); NULL without biases */
+    float *norm;                   /* (d) */
+    double *inv_freq;              /* (hd / 2): theta^(-2j / hd) */
+    char desc[160];
+};
+
+struct eng_bctx {
+    eng_backend *be;
+    int B, L;             /* capacity: sequences x tokens */
+    int kmax;             /* widest matmul input: max(d, qd, d_ff) */
+    float *x;             /* (B*L, d) residual stream, compact window rows */
+    float *xn;            /* (B*L, d) normed rows; head input rows */
+    float *q;             /* (B*L, qd) */
+    float *kt, *vt;       /* (B*L, kvd) fresh K, V of the window rows */
+    float *att;           /* (B*L, qd) attention output */
+    float *gate, *up;     /* (B*L, d_ff) */
+    float *kc, *vc;       /* (n_layer, B, L, kvd) context cache, post-RoPE K */
+    float *cos_t, *sin_t; /* (L, hd/2) */
+    int32_t *pos;         /* (B*L) positions of the current batch, stride len */
+    uint8_t *valid;       /* (B*L) */
+    int32_t *hrow;        /* (B*L) compact rows gathered for the head */
+    bool cached;          /* the cache holds a full pass of (c_nseq, c_len, c_valid) */
+    int c_nseq, c_len;
+    uint8_t *c_valid;   /* (B*L) */
+    float **wtile;      /* [nt] (ENG__NB, kmax) converted weight tile */
+    float **scores;     /* [nt] (ENG__QC, L) */
+    float *logits;      /* (ENG__LCH, V) step logits */
+    float **vb0, **vb1; /* [nt] (V) step scratch */
+    int32_t **ib;       /* [nt] (V) */
+    const volatile int *cancel;
+    /* the pass in progress */
+    int n_seq, len, ws, W, nr;
+    int layer;
+};
+
+/* ---- init ----------------------------------------------------------------------- */
+
+static int eng__ncores(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)BASE_MIN(n, 256) : 1;
+}
+
+static void eng__cpu_free(eng_backend *be) {
+    if (!be)
+        return;
+    eng__pool_free(be->pool);
+    free(be->small);
+    free(be->attn_norm);
+    free(be->inv_freq);
+    free(be);
+}
+
+static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opts, eng_error *err) {
+    const eng_model_info *in = w->info;
+    eng_backend *be = calloc(1, sizeof *be);
+    if (!be) {
+        eng__err(err, BASE_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    be->w = w;
+    be->in = in;
+    be->nt = opts && opts->n_threads > 0 ? BASE_MIN(opts->n_threads, 256) : eng__ncores();
+
+    const char *ref = getenv("INFILLD_CPU_REFERENCE");
+    const char *kern = getenv("INFILLD_CPU_KERNEL");
+    be->k = eng__kernels_get(true);
+#ifdef ENG_HAVE_BLAS
+    be->path = ENG__PATH_BLAS;
+#else
+    be->path = ENG__PATH_SIMD;
+#endif
+    if (kern && strcmp(kern, "portable") == 0) {
+        be->path = ENG__PATH_SIMD;
+        be->k = eng__kernels_get(false);
+    } else if (kern && strcmp(kern, "avx2") == 0) {
+        be->path = ENG__PATH_SIMD;
+    } else if (kern && strcmp(kern, "reference") == 0) {
+        be->path = ENG__PATH_REF;
+    }
+    if (ref && ref[0] && strcmp(ref, "0") != 0)
+        be->path = ENG__PATH_REF;
+#ifdef ENG_HAVE_BLAS
+    if (be->path == ENG__PATH_BLAS)
+        openblas_set_num_threads(1); /* parallelism comes from our pool, one sgemm per tile */
+#endif
+
+    const int L = in->n_layer, d = in->d_model, qd = in->n_head * in->head_dim,
+              kvd = in->n_kv_head * in->head_dim;
+    size_t n_small = (size_t)d + (size_t)L * (2 * (size_t)d + (in->qkv_bias ? qd + 2 * kvd : 0));
+    be->small = malloc(n_small * sizeof(float));
+    be->attn_norm = calloc((size_t)L * 5, sizeof(float *));
+    be->inv_freq = malloc((size_t)(in->head_dim / 2) * sizeof(double));
+    be->pool = eng__pool_new(be->nt);
+    if (!be->small || !be->attn_norm || !be->inv_freq || !be->pool) {
+        eng__cpu_free(be);
+        eng__err(err, BASE_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    be->nt = eng__pool_threads(be->pool);
+    be->ffn_norm = be->attn_norm + L;
+    be->bq = be->attn_norm + 2 * L;
+    be->bk = be->attn_norm + 3 * L;
+    be->bv = be->attn_norm + 4 * L;
+    float *p = be->small;
+    be->norm = p;
+    eng__tensor_row_f32(&w->norm, 0, 0, d, p);
+    p += d;
+    for (int l = 0; l < L; l++) {
+        const eng_layer_w *lw = &w->layers[l];
+        be->attn_norm[l] = p;
+        eng__tensor_row_f32(&lw->attn_norm, 0, 0, d, p);
+        p += d;
+        be->ffn_norm[l] = p;
+        eng__tensor_row_f32(&lw->ffn_norm, 0, 0, d, p);
+        p += d;
+        if (in->qkv_bias && lw->bq.data) {
+            be->bq[l] = p;
+            eng__tensor_row_f32(&lw->bq, 0, 0, qd, p);
+            p += qd;
+            be->bk[l] = p;
+            eng__tensor_row_f32(&lw->bk, 0, 0, kvd, p);
+            p += kvd;
+            be->bv[l] = p;
+            eng__tensor_row_f32(&lw->bv, 0, 0, kvd, p);
+            p += kvd;
+        }
+    }
+    for (int j = 0; j < in->head_dim / 2; j++)
+        be->inv_freq[j] = pow((double)in->rope_theta, -2.0 * j / in->head_dim);
+    const char *pname = be->path == ENG__PATH_REF    ? "reference"
+                        : be->path == ENG__PATH_BLAS ? "OpenBLAS sgemm"
+                                                     : be->k->name;
+    snprintf(be->desc, sizeof be->desc, "cpu (%s%s%s, %d thread%s)", pname,
+             be->path == ENG__PATH_BLAS ? " + " : "", be->path == ENG__PATH_BLAS ? be->k->name : "",
+             be->nt, be->nt == 1 ? "" : "s");
+    return be;
+}
+
+static const char *eng__cpu_desc(eng_backend *be) { return be->desc; }
+
+/* ---- context ------------------------------------------------------------------------ */
+
+static void eng__cpu_ctx_free(eng_bctx *c) {
+    if (!c)
+        return;
+    float *bufs[] = {c->x,  c->xn, c->q,  c->kt,    c->vt,    c->att,   c->gate,
+                     c->up, c->kc, c->vc, c->cos_t, c->sin_t, c->logits};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(bufs); i++)
+        free(bufs[i]);
+    free(c->pos);
+    free(c->valid);
+    free(c->hrow);
+    free(c->c_valid);
+    if (c->wtile)
+        for (int t = 0; t < c->be->nt; t++) {
+            free(c->wtile[t]);
+            free(c->scores[t]);
+            free(c->vb0[t]);
+            free(c->vb1[t]);
+            free(c->ib[t]);
+        }
+    free(c->wtile);
+    free(c);
+}
+
+static eng_bctx *eng__cpu_ctx_new(eng_backend *be, int max_batch, int max_len, eng_error *err) {
+    const eng_model_info *in = be->in;
+    eng_bctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        eng__err(err, BASE_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    c->be = be;
+    c->B = max_batch;
+    c->L = max_len;
+    const size_t R = (size_t)max_batch * max_len, d = (size_t)in->d_model,
+                 qd = (size_t)in->n_head * in->head_dim, kvd = (size_t)in->n_kv_head * in->head_dim,
+                 ff = (size_t)in->d_ff, V = (size_t)in->vocab_size, h2 = (size_t)in->head_dim / 2;
+    c->kmax = (int)BASE_MAX(BASE_MAX(d, qd), ff);
+    bool ok = true;
+#define ENG__ALLOC(ptr, n) ok = ok && ((ptr) = malloc((n) * sizeof *(ptr))) != NULL
+    ENG__ALLOC(c->x, R * d);
+    ENG__ALLOC(c->xn, R * d);
+    ENG__ALLOC(c->q, R * qd);
+    ENG__ALLOC(c->kt, R * kvd);
+    ENG__ALLOC(c->vt, R * kvd);
+    ENG__ALLOC(c->att, R * qd);
+    ENG__ALLOC(c->gate, R * ff);
+    ENG__ALLOC(c->up, R * ff);
+    ENG__ALLOC(c->kc, (size_t)in->n_layer * R * kvd);
+    ENG__ALLOC(c->vc, (size_t)in->n_layer * R * kvd);
+    ENG__ALLOC(c->cos_t, (size_t)max_len * h2);
+    ENG__ALLOC(c->sin_t, (size_t)max_len * h2);
+    ENG__ALLOC(c->logits, (size_t)ENG__LCH * V);
+    ENG__ALLOC(c->pos, R);
+    ENG__ALLOC(c->valid, R);
+    ENG__ALLOC(c->hrow, R);
+    ENG__ALLOC(c->c_valid, R);
+    c->wtile = calloc((size_t)be->nt * 5, sizeof(void *));
+    ok = ok && c->wtile;
+    if (ok) {
+        c->scores = c->wtile + be->nt;
+        c->vb0 = c->wtile + 2 * be->nt;
+        c->vb1 = c->wtile + 3 * be->nt;
+        c->ib = (int32_t **)(c->wtile + 4 * be->nt);
+        for (int t = 0; t < be->nt; t++) {
+            ENG__ALLOC(c->wtile[t], (size_t)ENG__NB * c->kmax);
+            ENG__ALLOC(c->scores[t], (size_t)ENG__QC * max_len);
+            ENG__ALLOC(c->vb0[t], V);
+            ENG__ALLOC(c->vb1[t], V);
+            ENG__ALLOC(c->ib[t], V);
+        }
+    }
+#undef ENG__ALLOC
+    if (!ok) {
+        eng__cpu_ctx_free(c);
+        eng__err(err, BASE_ERR_NOMEM, "out of memory for a %d x %d context", max_batch, max_len);
+        return NULL;
+    }
+    for (int p = 0; p < max_len; p++)
+        for (size_t j = 0; j < h2; j++) {
+            double a = (double)p * be->inv_freq[j];
+            c->cos_t[(size_t)p * h2 + j] = (float)cos(a);
+            c->sin_t[(size_t)p * h2 + j] = (float)sin(a);
+        }
+    return c;
+}
+
+static void eng__cpu_set_cancel(eng_bctx *c, const volatile int *flag) { c->cancel = flag; }
+
+/* ---- matmul ------------------------------------------------------------------------------ */
+
+typedef struct eng__mm_job {
+    eng_bctx *c;
+    const float *X;
+    int ldx, M;
+    const eng_tensor *W;
+    const float *bias;
+    float *Y;
+    int ldy;
+    bool acc;
+    int nb, mb, n_nt;
+} eng__mm_job;
+
+static void eng__mm_task(void *arg, int task, int tid) {
+    const eng__mm_job *j = arg;
+    eng_backend *be = j->c->be;
+    const int N = (int)j->W->rows, K = (int)j->W->cols;
+    const int n0 = (task % j->n_nt) * j->nb, n1 = BASE_MIN(N, n0 + j->nb);
+    const int m0 = (task / j->n_nt) * j->mb, m1 = BASE_MIN(j->M, m0 + j->mb);
+    if (n0 >= n1 || m0 >= m1)
+        return;
+    const float *X = j->X + (int64_t)m0 * j->ldx;
+    float *Y = j->Y + (int64_t)m0 * j->ldy + n0;
+    const float *wt;
+    if (j->W->dtype == ENG_F32) {
+        wt = (const float *)j->W->data + (int64_t)n0 * K;
+    } else {
+        be->k->convert(j->W, n0, n1 - n0, j->c->wtile[tid]);
+        wt = j->c->wtile[tid];
+    }
+    const int M = m1 - m0, N1 = n1 - n0;
+    switch (be->path) {
+    case ENG__PATH_REF:
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N1; n++) {
+                double s = 0;
+                for (int k = 0; k < K; k++)
+                    s += (double)X[(int64_t)m * j->ldx + k] * wt[(int64_t)n * K + k];
+                float *y = &Y[(int64_t)m * j->ldy + n];
+                *y = j->acc ? (float)(*y + s) : (float)s;
+            }
+        break;
+    case ENG__PATH_BLAS:
+#ifdef ENG_HAVE_BLAS
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N1, K, 1.0f, X, j->ldx, wt, K,
+                    j->acc ? 1.0f : 0.0f, Y, j->ldy);
+        break;
+#endif
+    case ENG__PATH_SIMD:
+        be->k->gemm(X, j->ldx, wt, K, Y, j->ldy, M, N1, K, j->acc);
+        break;
+    }
+    if (j->bias)
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N1; n++)
+                Y[(int64_t)m * j->ldy + n] += j->bias[n0 + n];
+}
+
+/* Y (+)= X W^T + bias for X (M, W->cols) with row stride ldx; Y row stride ldy. */
+static void eng__mm(eng_bctx *c, const float *X, int ldx, int M, const eng_tensor *W,
+                    const float *bias, float *Y, int ldy, bool acc) {
+    if (M <= 0)
+        return;
+    const int nt = c->be->nt, N = (int)W->rows;
+    eng__mm_job j = {c, X, ldx, M, W, bias, Y, ldy, acc, ENG__NB, M, 0};
+    j.n_nt = (N + j.nb - 1) / j.nb;
+    int n_mt = 1;
+    if (j.n_nt < 4 * nt && M >= 32) {
+        n_mt = BASE_MIN((4 * nt + j.n_nt - 1) / j.n_nt, (M + 15) / 16);
+        j.mb = (M + n_mt - 1) / n_mt;
+        n_mt = (M + j.mb - 1) / j.mb;
+    }
+    eng__pool_run(c->be->pool, eng__mm_task, &j, j.n_nt * n_mt);
+}
+
+/* ---- row-wise ops ------------------------------------------------------------------------- */
+
+typedef enum eng__rowop { ENG__OP_EMBED, ENG__OP_NORM, ENG__OP_ROPE, ENG__OP_SWIGLU } eng__rowop;
+
+typedef struct eng__row_job {
+    eng_bctx *c;
+    eng__rowop op;
+    const int32_t *tokens;
+    const float *src;    /* NORM: input rows */
+    float *dst;          /* NORM: output rows */
+    const float *w;      /* NORM: weight */
+    const int32_t *rows; /* NORM: optional compact row list (head rows) */
+    int n, chunk;
+} eng__row_job;
+
+static void eng__rmsnorm(const float *x, const float *w, float *y, int d, float eps) {
+    double ss = 0;
+    for (int i = 0; i < d; i++)
+        ss += (double)x[i] * x[i];
+    float r = (float)(1.0 / sqrt(ss / d + eps));
+    for (int i = 0; i < d; i++)
+        y[i] = (x[i] * r) * w[i];
+}
+
+static inline void eng__rope_vec(float *v, const float *cs, const float *sn, int h2) {
+    for (int j = 0; j < h2; j++) {
+        float a = v[j], b = v[j + h2];
+        v[j] = a * cs[j] - b * sn[j];
+        v[j + h2] = b * cs[j] + a * sn[j];
+    }
+}
+
+static void eng__row_task(void *arg, int task, int tid) {
+    (void)tid;
+    const eng__row_job *j = arg;
+    eng_bctx *c = j->c;
+    const eng_model_info *in = c->be->in;
+    const int d = in->d_model, hd = in->head_dim, h2 = hd / 2, qd = in->n_head * hd,
+              kvd = in->n_kv_head * hd;
+    const int r0 = task * j->chunk, r1 = BASE_MIN(j->n, r0 + j->chunk);
+    for (int r = r0; r < r1; r++) {
+        const int b = r / c->W, i = c->ws + r % c->W; /* compact row -> canvas slot */
+        switch (j->op) {
+        case ENG__OP_EMBED:
+            eng__tensor_row_f32(&c->be->w->embed, j->tokens[b * c->len + i], 0, d,
+                                c->x + (int64_t)r * d);
+            break;
+        case ENG__OP_NORM: {
+            int src = j->rows ? j->rows[r] : r;
+            eng__rmsnorm(j->src + (int64_t)src * d, j->w, j->dst + (int64_t)r * d, d, in->rms_eps);
+            break;
+        }
+        case ENG__OP_ROPE: {
+            const int p = c->pos[b * c->len + i];
+            const float *cs = c->cos_t + (int64_t)p * h2, *sn = c->sin_t + (int64_t)p * h2;
+            for (int h = 0; h < in->n_head; h++)
+                eng__rope_vec(c->q + (int64_t)r * qd + h * hd, cs, sn, h2);
+            float *kr = c->kt + (int64_t)r * kvd;
+            for (int h = 0; h < in->n_kv_head; h++)
+                eng__rope_vec(kr + h * hd, cs, sn, h2);
+            const int64_t co = (((int64_t)c->layer * c->B + b) * c->L + i) * kvd;
+            memcpy(c->kc + co, kr, (size_t)kvd * sizeof(float));
+            memcpy(c->vc + co, c->vt + (int64_t)r * kvd, (size_t)kvd * sizeof(float));
+            break;
+        }
+        case ENG__OP_SWIGLU: {
+            float *g = c->gate + (int64_t)r * in->d_ff;
+            const float *u = c->up + (int64_t)r * in->d_ff;
+            if (c->be->path == ENG__PATH_REF) {
+                for (int k = 0; k < in->d_ff; k++)
+                    g[k] = (float)(g[k] / (1.0 + exp(-(double)g[k]))) * u[k];
+                break;
+            }
+            /* silu(g) = g / (1 + exp(-g)) through the vector exp, 256 at a time. */
+            float t[256];
+            for (int k0 = 0; k0 < in->d_ff; k0 += 256) {
+                const int n = BASE_MIN(256, in->d_ff - k0);
+                for (int k = 0; k < n; k++)
+                    t[k] = -g[k0 + k];
+                c->be->k->exp(t, n);
+                for (int k = 0; k < n; k++)
+                    g[k0 + k] = g[k0 + k] / (1.0f + t[k]) * u[k0 + k];
+            }
+            break;
+        }
+        }
+    }
+}
+
+static void eng__rows(eng_bctx *c, eng__row_job *j) {
+    j->c = c;
+    j->chunk = BASE_MAX(1, (j->n + 4 * c->be->nt - 1) / (4 * c->be->nt));
+    eng__pool_run(c->be->pool, eng__row_task, j, (j->n + j->chunk - 1) / j->chunk);
+}
+
+/* ---- attention ----------------------------------------------------------------------------- */
+
+static void eng__attn_task(void *arg, int task, int tid) {
+    eng_bctx *c = arg;
+    eng_backend *be = c->be;
+    const eng_model_info *in = be->in;
+    const int hd = in->head_dim, qd = in->n_head * hd, kvd = in->n_kv_head * hd;
+    const int n_qc = (c->W + ENG__QC - 1) / ENG__QC;
+    const int b = task / (in->n_head * n_qc), h = (task / n_qc) % in->n_head, qc = task % n_qc;
+    const int kvh = h / (in->n_head / in->n_kv_head);
+    const int q0 = qc * ENG__QC, nq = BASE_MIN(ENG__QC, c->W - q0), len = c->len;
+    const float scale = 1.0f / sqrtf((float)hd);
+    const uint8_t *valid = c->valid + (int64_t)b * len;
+    const float *K = c->kc + (((int64_t)c->layer * c->B + b) * c->L) * kvd + kvh * hd;
+    const float *Vv = c->vc + (((int64_t)c->layer * c->B + b) * c->L) * kvd + kvh * hd;
+    const int64_t r0 = (int64_t)b * c->W + q0;
+    const float *Q = c->q + r0 * qd + h * hd;
+    float *O = c->att + r0 * qd + h * hd;
+    float *S = c->scores[tid];
+
+    if (be->path == ENG__PATH_REF) {
+        for (int qi = 0; qi < nq; qi++) {
+            float *o = O + (int64_t)qi * qd;
+            if (!valid[c->ws + q0 + qi]) {
+                memset(o, 0, (size_t)hd * sizeof(float));
+                continue;
+            }
+            const float *qv = Q + (int64_t)qi * qd;
+            double mx = -INFINITY;
+            for (int j = 0; j < len; j++) {
+                if (!valid[j]) {
+                    S[j] = -INFINITY;
+                    continue;
+                }
+                double s = 0;
+                for (int k = 0; k < hd; k++)
+                    s += (double)qv[k] * K[(int64_t)j * kvd + k];
+                S[j] = (float)(s / sqrt((double)hd));
+                mx = fmax(mx, S[j]);
+            }
+            double z = 0;
+            for (int j = 0; j < len; j++)
+                z += valid[j] ? exp(S[j] - mx) : 0.0;
+            for (int k = 0; k < hd; k++) {
+                double s = 0;
+                for (int j = 0; j < len; j++)
+                    if (valid[j])
+                        s += exp(S[j] - mx) * Vv[(int64_t)j * kvd + k];
+                o[k] = (float)(s / z);
+            }
+        }
+        return;
+    }
+
+#ifdef ENG_HAVE_BLAS
+    if (be->path == ENG__PATH_BLAS)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, len, hd, scale, Q, qd, K, kvd,
+                    0.0f, S, len);
+#endif
+    for (int qi = 0; qi < nq; qi++) {
+        float *s = S + (int64_t)qi * len;
+        if (!valid[c->ws + q0 + qi]) {
+            memset(s, 0, (size_t)len * sizeof(float));
+            continue;
+        }
+        const float *qv = Q + (int64_t)qi * qd;
+        float mx = -INFINITY;
+        for (int j = 0; j < len; j++) {
+            if (!valid[j]) {
+                s[j] = -INFINITY;
+                continue;
+            }
+            if (be->path != ENG__PATH_BLAS)
+                s[j] = be->k->dot(qv, K + (int64_t)j * kvd, hd) * scale;
+            mx = s[j] > mx ? s[j] : mx;
+        }
+        for (int j = 0; j < len; j++)
+            s[j] -= mx;
+        be->k->exp(s, len);
+        float z = 0;
+        for (int j = 0; j < len; j++)
+            z += s[j];
+        const float iz = 1.0f / z;
+        for (int j = 0; j < len; j++)
+            s[j] *= iz;
+    }
+#ifdef ENG_HAVE_BLAS
+    if (be->path == ENG__PATH_BLAS) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, len, 1.0f, S, len, Vv, kvd,
+                    0.0f, O, qd);
+        return;
+    }
+#endif
+    for (int qi = 0; qi < nq; qi++) {
+        float *o = O + (int64_t)qi * qd;
+        const float *s = S + (int64_t)qi * len;
+        memset(o, 0, (size_t)hd * sizeof(float));
+        for (int j = 0; j < len; j++)
+            if (s[j] != 0.0f)
+                be->k->axpy(o, s[j], Vv + (int64_t)j * kvd, hd);
+    }
+}
+
+/* ---- the pass ---------------------------------------------------------------------------------
+ */
+
+/* Runs every layer for the window [ws, we) of each sequence; K/V of the window
+ * rows are written to the cache, attention reads the whole cached canvas. */
+static base_status eng__run(eng_bctx *c, const eng_batch *bt, int ws, int we) {
+    eng_backend *be = c->be;
+    const eng_model_info *in = be->in;
+    const eng_weights *w = be->w;
+    const int d = in->d_model, qd = in->n_head * in->head_dim, kvd = in->n_kv_head * in->head_dim,
+              ff = in->d_ff;
+    c->n_seq = bt->n_seq;
+    c->len = bt->len;
+    c->ws = ws;
+    c->W = we - ws;
+    c->nr = bt->n_seq * c->W;
+    const int nr = c->nr;
+
+    eng__row_job rj = {.op = ENG__OP_EMBED, .tokens = bt->tokens, .n = nr};
+    eng__rows(c, &rj);
+    for (int l = 0; l < in->n_layer; l++) {
+        if (c->cancel && *c->cancel) {
+            c->cached = false;
+            return BASE_ERR_CANCELLED;
+        }
+        const eng_layer_w *lw = &w->layers[l];
+        c->layer = l;
+        rj = (eng__row_job){
+            .op = ENG__OP_NORM, .src = c->x, .dst = c->xn, .w = be->attn_norm[l], .n = nr};
+        eng__rows(c, &rj);
+        eng__mm(c, c->xn, d, nr, &lw->wq, be->bq[l], c->q, qd, false);
+        eng__mm(c, c->xn, d, nr, &lw->wk, be->bk[l], c->kt, kvd, false);
+        eng__mm(c, c->xn, d, nr, &lw->wv, be->bv[l], c->vt, kvd, false);
+        rj = (eng__row_job){.op = ENG__OP_ROPE, .n = nr};
+        eng__rows(c, &rj);
+        const int n_qc = (c->W + ENG__QC - 1) / ENG__QC;
+        eng__pool_run(be->pool, eng__attn_task, c, bt->n_seq * in->n_head * n_qc);
+        eng__mm(c, c->att, qd, nr, &lw->wo, NULL, c->x, d, true);
+        rj = (eng__row_job){
+            .op = ENG__OP_NORM, .src = c->x, .dst = c->xn, .w = be->ffn_norm[l], .n = nr};
+        eng__rows(c, &rj);
+        eng__mm(c, c->xn, d, nr, &lw->w_gate, NULL, c->gate, ff, false);
+        eng__mm(c, c->xn, d, nr, &lw->w_up, NULL, c->up, ff, false);
+        rj = (eng__row_job){.op = ENG__OP_SWIGLU, .n = nr};
+        eng__rows(c, &rj);
+        eng__mm(c, c->gate, ff, nr, &lw->w_down, NULL, c->x, d, true);
+    }
+    return BASE_OK;
+}
+
+/* Positions (cumsum(valid) - 1; padding gets 1 as in the reference) and the
+ * valid mask of the batch. */
+static base_status eng__prepare(eng_bctx *c, const eng_batch *bt) {
+    if (bt->n_seq > c->B || bt->len > c->L)
+        return BASE_ERR_TOO_LARGE;
+    for (int b = 0; b < bt->n_seq; b++) {
+        int cum = 0;
+        for (int i = 0; i < bt->len; i++) {
+            const int k = b * bt->len + i;
+            const uint8_t v = bt->valid ? (bt->valid[k] != 0) : 1;
+            cum += v;
+            c->valid[k] = v;
+            c->pos[k] = v ? cum - 1 : 1;
+        }
+    }
+    return BASE_OK;
+}
+
+/* Final norm of the gathered compact rows c->hrow[0..n) into xn, then the LM
+ * head into out (n, V); padded rows are zeroed. */
+static void eng__head(eng_bctx *c, int n, const int32_t *canvas, float *out) {
+    eng_backend *be = c->be;
+    const int V = be->in->vocab_size;
+    eng__row_job rj = {
+        .op = ENG__OP_NORM, .src = c->x, .dst = c->xn, .w = be->norm, .rows = c->hrow, .n = n};
+    eng__rows(c, &rj);
+    eng__mm(c, c->xn, be->in->d_model, n, &be->w->lm_head, NULL, out, V, false);
+    for (int i = 0; i < n; i++)
+        if (!c->valid[canvas[i]])
+            memset(out + (int64_t)i * V, 0, (size_t)V * sizeof(float));
+}
+
+static base_status eng__cpu_forward(eng_bctx *c, const eng_batch *bt, const int32_t *rows,
+                                    int n_rows, float *logits) {
+    base_status st = eng__prepare(c, bt);
+    if (st)
+        return st;
+    c->cached = false;
+    if ((st = eng__run(c, bt, 0, bt->len)))
+        return st;
+    c->cached = true;
+    c->c_nseq = bt->n_seq;
+    c->c_len = bt->len;
+    memcpy(c->c_valid, c->valid, (size_t)bt->n_seq * bt->len);
+    /* The canvas index of a full pass is its compact row. */
+    const int V = c->be->in->vocab_size;
+    for (int i0 = 0; i0 < n_rows; i0 += c->B * c->L) {
+        int n = BASE_MIN(n_rows - i0, c->B * c->L);
+        memcpy(c->hrow, rows + i0, (size_t)n * sizeof(int32_t));
+        eng__head(c, n, rows + i0, logits + (int64_t)i0 * V);
+    }
+    return BASE_OK;
+}
+
+/* ---- step: vocabulary reductions ---------------------------------------------------------------
+ *
+ * Exact semantics (the CUDA backend and the Python reference reproduce them):
+ * l_v = raw logit + logit bias (bias entries added in order; -inf forbids v).
+ *
+ * ENG_PICK_DREAM (Dream sample_tokens):
+ *   1. if T > 0: l_v /= T.
+ *   2. top-p (if top_p < 1): sort by (l desc, index asc); with p = softmax(l),
+ *      keep the shortest prefix whose cumulative probability exceeds top_p
+ *      (the item that crosses is kept, as is item 0); drop the rest (-inf).
+ *      Sums in double.
+ *   3. top-k (if 0 < top_k < V): keep every v with l_v >= the k-th largest l
+ *      (ties kept); drop the rest.
+ *   4. p = softmax(l) over the kept set (double sums).
+ *   5. T > 0: u = eng_noise_uniform(seed, step, position, 0) with position
+ *      the canvas index from positions[]; token = the first v in vocabulary
+ *      order whose cumulative p (double) exceeds u (inverse CDF).
+ *      T == 0: token = argmax p (lowest index on ties).
+ *   prob = p[token]; margin = p(top1) - p(top2); neg_entropy = sum p log(p + 1e-10),
+ *   all from this filtered, tempered distribution.
+ *
+ * ENG_PICK_GUMBEL (LLaDA): top-p / top-k are ignored.
+ *   T > 0: token = argmax_v (l_v + T g_v), g_v = -log(-log(u_v)),
+ *          u_v = eng_noise_uniform(seed, step, position, v), in double.
+ *   T == 0: token = argmax l_v (lowest index on ties).
+ *   p = softmax(l) untempered, unfiltered; prob = p[token]; margin and
+ *   neg_entropy from that p. */
+
+typedef struct eng__red_job {
+    eng_bctx *c;
+    const eng_sampling *s;
+    const int32_t *positions; /* the chunk's canvas positions */
+    eng_row_result *out;
+} eng__red_job;
+
+static int eng__cmp_desc(const void *a, const void *b, void *ctx) {
+    const float *l = ctx;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    if (l[x] != l[y])
+        return l[x] > l[y] ? -1 : 1;
+    return x < y ? -1 : 1;
+}
+
+/* k-th largest of l[0..V) via a size-k min-heap in h. */
+static float eng__kth_largest(const float *l, int V, int k, float *h) {
+    int n = 0;
+    for (int v = 0; v < V; v++) {
+        float x = l[v];
+        if (n < k) {
+            int i = n++;
+            while (i > 0 && h[(i - 1) / 2] > x) {
+                h[i] = h[(i - 1) / 2];
+                i = (i - 1) / 2;
+            }
+            h[i] = x;
+        } else if (x > h[0]) {
+            int i = 0;
+            for (;;) {
+                int a = 2 * i + 1, b = a + 1, m = i;
+                float mv = x;
+                if (a < n && h[a] < mv)
+                    m = a, mv = h[a];
+                if (b < n && h[b] < mv)
+                    m = b, mv = h[b];
+                if (m == i)
+                    break;
+                h[i] = h[m];
+                i = m;
+            }
+            h[i] = x;
+        }
+    }
+    return h[0];
+}
+
+/* Softmax statistics of l: fills p (may alias l) and returns the row result
+ * fields except token. */
+static void eng__softmax_stats(const float *l, float *p, int V, double *z_out, float *mx_out) {
+    float mx = -INFINITY;
+    for (int v = 0; v < V; v++)
+        mx = l[v] > mx ? l[v] : mx;
+    double z = 0;
+    for (int v = 0; v < V; v++) {
+        float e = l[v] == -INFINITY ? 0.0f : (float)exp((double)l[v] - mx);
+        p[v] = e;
+        z += e;
+    }
+    *z_out = z;
+    *mx_out = mx;
+}
+
+static void eng__finish_row(const float *e, int V, double z, int32_t token, eng_row_result *r) {
+    if (!(z > 0)) { /* every id forbidden by the bias */
+        *r = (eng_row_result){token, 0.0f, 0.0f, 0.0f};
+        return;
+    }
+    double t1 = -1, t2 = -1, ent = 0;
+    for (int v = 0; v < V; v++) {
+        double pv = e[v] / z;
+        if (pv > t1) {
+            t2 = t1;
+            t1 = pv;
+        } else if (pv > t2) {
+            t2 = pv;
+        }
+        if (pv > 0)
+            ent += pv * log(pv + 1e-10);
+    }
+    r->token = token;
+    r->prob = (float)(e[token] / z);
+    r->margin = (float)(t1 - (t2 < 0 ? 0 : t2));
+    r->neg_entropy = (float)ent;
+}
+
+static void eng__red_task(void *arg, int task, int tid) {
+    const eng__red_job *j = arg;
+    eng_bctx *c = j->c;
+    const eng_sampling *s = j->s;
+    const int V = c->be->in->vocab_size;
+    const float *raw = c->logits + (int64_t)task * V;
+    const uint32_t position = (uint32_t)j->positions[task];
+    float *l = c->vb0[tid], *e = c->vb1[tid];
+    int32_t *ix = c->ib[tid];
+    memcpy(l, raw, (size_t)V * sizeof(float));
+    for (int i = 0; i < s->n_bias; i++)
+        l[s->bias[i].id] += s->bias[i].bias;
+    eng_row_result *r = &j->out[task];
+
+    if (s->pick == ENG_PICK_GUMBEL) {
+        int32_t best = 0;
+        double bv = -INFINITY;
+        for (int v = 0; v < V; v++) {
+            if (l[v] == -INFINITY)
+                continue;
+            double x = l[v];
+            if (s->temperature > 0) {
+                double u = eng_noise_uniform(s->seed, s->step, position, (uint32_t)v);
+                x += s->temperature * -log(-log(u));
+            }
+            if (x > bv) {
+                bv = x;
+                best = v;
+            }
+        }
+        double z;
+        float mx;
+        eng__softmax_stats(l, e, V, &z, &mx);
+        eng__finish_row(e, V, z, best, r);
+        return;
+    }
+
+    if (s->temperature > 0)
+        for (int v = 0; v < V; v++)
+            l[v] /= s->temperature;
+    if (s->top_p < 1.0f) {
+        double z;
+        float mx;
+        eng__softmax_stats(l, e, V, &z, &mx);
+        /* Candidates: every v with e_v >= tau, tau lowered until their mass
+         * exceeds top_p; only those need sorting. */
+        const double target = (double)s->top_p * z;
+        double tau = 0.5;
+        int n = 0;
+        for (;;) {
+            double mass = 0;
+            n = 0;
+            for (int v = 0; v < V; v++)
+                if (e[v] >= tau) {
+                    mass += e[v];
+                    ix[n++] = v;
+                }
+            if (mass > target || tau < 1e-300 || n == V)
+                break;
+            tau *= 0.125;
+        }
+        qsort_r(ix, (size_t)n, sizeof *ix, eng__cmp_desc, l);
+        double cum = 0;
+        int keep = n;
+        for (int k = 0; k < n; k++) {
+            cum += e[ix[k]];
+            if (cum > target) {
+                keep = k + 1;
+                break;
+            }
+        }
+        /* Mark kept ids with a sentinel in e, drop everything else. */
+        for (int k = 0; k < keep; k++)
+            e[ix[k]] = -1.0f;
+        for (int v = 0; v < V; v++)
+            if (e[v] != -1.0f)
+                l[v] = -INFINITY;
+    }
+    if (s->top_k > 0 && s->top_k < V) {
+        float kth = eng__kth_largest(l, V, s->top_k, e);
+        for (int v = 0; v < V; v++)
+            if (l[v] < kth)
+                l[v] = -INFINITY;
+    }
+    double z;
+    float mx;
+    eng__softmax_stats(l, e, V, &z, &mx);
+    int32_t token = 0;
+    if (s->temperature > 0) {
+        const double target = eng_noise_uniform(s->seed, s->step, position, 0) * z;
+        double cum = 0;
+        token = -1;
+        for (int v = 0; v < V; v++) {
+            if (e[v] <= 0)
+                continue;
+            cum += e[v];
+            token = v;
+            if (cum > target)
+                break;
+        }
+        if (token < 0)
+            token = 0;
+    } else {
+        float best = -1;
+        for (int v = 0; v < V; v++)
+            if (e[v] > best) {
+                best = e[v];
+                token = v;
+            }
+    }
+    eng__finish_row(e, V, z, token, r);
+}
+
+static base_status eng__cpu_step(eng_bctx *c, const eng_batch *bt, const eng_step_req *req,
+                                 eng_row_result *out) {
+    base_status st = eng__prepare(c, bt);
+    if (st)
+        return st;
+    int ws = 0, we = bt->len;
+    if (req->mode == ENG_STEP_WINDOW) {
+        if (!c->cached || c->c_nseq != bt->n_seq || c->c_len != bt->len ||
+            memcmp(c->c_valid, c->valid, (size_t)bt->n_seq * bt->len) != 0)
+            return BASE_ERR_STATE;
+        ws = req->win_start;
+        we = req->win_end;
+    } else {
+        c->cached = false;
+    }
+    if ((st = eng__run(c, bt, ws, we)))
+        return st;
+    if (req->mode == ENG_STEP_FULL) {
+        c->cached = true;
+        c->c_nseq = bt->n_seq;
+        c->c_len = bt->len;
+        memcpy(c->c_valid, c->valid, (size_t)bt->n_seq * bt->len);
+    }
+    const bool shift = c->be->in->shift_logits;
+    const int len = bt->len, W = we - ws;
+    int32_t canvas[ENG__LCH];
+    for (int i0 = 0; i0 < req->n_pos; i0 += ENG__LCH) {
+        const int n = BASE_MIN(ENG__LCH, req->n_pos - i0);
+        for (int k = 0; k < n; k++) {
+            const int p = req->positions[i0 + k], b = p / len, i = p % len;
+            const int row = shift && i > 0 ? i - 1 : i;
+            c->hrow[k] = b * W + (row - ws);
+            canvas[k] = b * len + row;
+        }
+        eng__head(c, n, canvas, c->logits);
+        eng__red_job rj = {c, &req->sampling, req->positions + i0, out + i0};
+        eng__pool_run(c->be->pool, eng__red_task, &rj, n);
+    }
+    return BASE_OK;
+}
+
+const eng_backend_i eng_backend_cpu = {
+    .name = "cpu",
+    .init = eng__cpu_init,
+    .free = eng__cpu_free,
+    .device_desc = eng__cpu_desc,
+    .ctx_new = eng__cpu_ctx_new,
+    .ctx_free = eng__cpu_ctx_free,
+    .forward = eng__cpu_forward,
+    .step = eng__cpu_step,
+    .set_cancel = eng__cpu_set_cancel,
+};
