@@ -26,6 +26,8 @@ typedef struct dmn_config {
      * "languages", "exclude", "seed", "candidates", "validate", "steps", "alg",
      * "partial", "status". Owned. */
     json_t *settings;
+    /* The config file layer alone (NULL when there is none). Owned. */
+    json_t *file;
     /* The command-line layer alone (re-applied on top of every merge). Owned. */
     json_t *cli;
 } dmn_config;

@@ -1,15 +1,39 @@
 /* infilld entry point: LSP server by default, subcommands for people and scripts. */
 #include "base.h"
+#include "daemon.h"
+#include "provider.h"
+
+#if DMN_HAVE_ENGINE_CLI
 #include "engine.h"
+#endif
 
 #include <stdio.h>
 #include <string.h>
 
 static int dmn__usage(FILE *f) {
-    fprintf(f, "usage: infilld [options]            serve LSP on stdio\n"
-               "       infilld doctor               build options, devices, model, grammars\n"
-               "       infilld logits --model DIR --tokens ID,...   raw logits (see --help)\n"
-               "       infilld --version | --help\n");
+    fprintf(f, "usage: infilld [options]                 serve LSP on stdio\n"
+               "       infilld --listen 127.0.0.1:PORT   serve LSP over TCP, one session per "
+               "connection\n"
+               "       infilld doctor                    build options, devices, model, grammars\n"
+               "       infilld complete FILE --line L --col C [--json] [--explain] [--seed S]\n"
+               "       infilld tokenize | logits | infill ...   (see each --help)\n"
+               "\n"
+               "options:\n"
+               "  --model DIR            checkpoint folder (config.json, safetensors, tokenizer)\n"
+               "  --device auto|cpu|cuda where the model runs (default auto)\n"
+               "  --log-file FILE        log there instead of stderr\n"
+               "  --log-level LEVEL      trace|debug|info|warn|error|off (default info)\n"
+               "  --config FILE          settings file (default "
+               "$XDG_CONFIG_HOME/infilld/config.json)\n"
+               "  --listen HOST:PORT     TCP instead of stdio (loopback only, unless:)\n"
+               "  --allow-remote         permit a non-loopback address; needs --token-file\n"
+               "  --token-file FILE      sessions must send this token in "
+               "initializationOptions.token\n"
+               "  --max-message BYTES    largest accepted message body (default 64 MiB)\n"
+               "  --version, --help\n"
+               "\n"
+               "Precedence: command line > initializationOptions / didChangeConfiguration >\n"
+               "config file > defaults. See docs/PROTOCOL.md.\n");
     return f == stderr ? 2 : 0;
 }
 
@@ -20,19 +44,95 @@ static int dmn__doctor(void) {
 #else
     printf("cpu: portable build\n");
 #endif
+#ifdef INFILLD_HAVE_CUDA
+    printf("cuda: built in\n");
+#else
+    printf("cuda: not built\n");
+#endif
+#if DMN_HAVE_PIPELINE
+    printf("pipeline: infill provider\n");
+#else
+    printf("pipeline: none (completions answer empty)\n");
+#endif
+    dmn_config cfg;
+    bool exit_now;
+    char err[512];
+    char *argv[] = {"infilld", NULL};
+    if (dmn_config_parse(&cfg, 1, argv, &exit_now, err, sizeof(err)) == BASE_OK) {
+        printf("config file: %s\n", cfg.config_file ? cfg.config_file : "(none)");
+        const char *m = json_string_value(json_object_get(cfg.settings, "model"));
+        printf("model: %s\n", m ? m : "(none configured)");
+    } else {
+        printf("config: %s\n", err);
+    }
+    dmn_config_deinit(&cfg);
     return 0;
 }
 
+typedef struct dmn__subcommand {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} dmn__subcommand;
+
+static int dmn__doctor_cmd(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    return dmn__doctor();
+}
+
+static const dmn__subcommand dmn__subcommands[] = {
+    {"doctor", dmn__doctor_cmd},
+#if DMN_HAVE_ENG_TOKENIZE
+    {"tokenize", eng_cli_tokenize},
+#endif
+#if DMN_HAVE_ENG_LOGITS
+    {"logits", eng_cli_logits},
+#endif
+#if DMN_HAVE_CLI_COMPLETE
+    {"complete", dmn_cli_complete},
+#endif
+#if DMN_HAVE_CLI_INFILL
+    {"infill", dmn_cli_infill},
+#endif
+};
+
 int main(int argc, char **argv) {
-    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-        printf("infilld %s\n", INFILLD_VERSION);
-        return 0;
+    if (argc > 1 && argv[1][0] != '-') {
+        for (size_t i = 0; i < BASE_ARRAY_LEN(dmn__subcommands); i++)
+            if (strcmp(argv[1], dmn__subcommands[i].name) == 0)
+                return dmn__subcommands[i].run(argc - 1, argv + 1);
+        fprintf(stderr, "infilld: unknown subcommand '%s' (or not in this build)\n", argv[1]);
+        return dmn__usage(stderr);
     }
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+    dmn_config cfg;
+    bool exit_now = false;
+    char err[512];
+    base_status st = dmn_config_parse(&cfg, argc, argv, &exit_now, err, sizeof(err));
+    if (st != BASE_OK) {
+        fprintf(stderr, "infilld: %s\n", err[0] ? err : base_status_str(st));
+        dmn_config_deinit(&cfg);
+        return 2;
+    }
+    if (exit_now) {
+        dmn_config_deinit(&cfg);
+        for (int i = 1; i < argc; i++)
+            if (strcmp(argv[i], "--version") == 0) {
+                printf("infilld %s\n", INFILLD_VERSION);
+                return 0;
+            }
         return dmn__usage(stdout);
-    if (argc > 1 && strcmp(argv[1], "doctor") == 0)
-        return dmn__doctor();
-    if (argc > 1 && strcmp(argv[1], "logits") == 0)
-        return eng_cli_logits(argc - 1, argv + 1);
-    return dmn__usage(stderr);
+    }
+    base_log_level lv = BASE_LOG_INFO;
+    if (cfg.log_level)
+        base_log_level_parse(cfg.log_level, &lv);
+    base_log_set_level(lv);
+    if (cfg.log_file && base_log_set_file(cfg.log_file) != BASE_OK) {
+        fprintf(stderr, "infilld: cannot open log file %s\n", cfg.log_file);
+        dmn_config_deinit(&cfg);
+        return 2;
+    }
+    int code = dmn_serve(&cfg);
+    dmn_config_deinit(&cfg);
+    base_log_close();
+    return code;
 }

@@ -38,4 +38,12 @@ lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_hos
  * every session has been closed. */
 void dmn_provider_free(lsp_provider_i *p);
 
+/* One-shot subcommands of the pipeline (implemented next to the real
+ * provider; main.c dispatches to them when the build has them):
+ *   infilld complete FILE --line L --col C [--json] [--explain] [--seed S]
+ *   infilld infill ...
+ * argv[0] is the subcommand name. Return the process exit code. */
+int dmn_cli_complete(int argc, char **argv);
+int dmn_cli_infill(int argc, char **argv);
+
 #endif
