@@ -1,9 +1,1336 @@
-/* infill syntax: language selection. */
+/* infill syntax: span location, candidate post-processing and validation.
+ *
+ * Reading order: language selection; ifl_tree (one incrementally parsed
+ * buffer); line helpers and the file's indentation style; span location
+ * (ifl__locate, the rules documented in docs/SPANS.md); the bracket lexer;
+ * validation (ifl__validate); post-processing (ifl__postprocess); the _text
+ * entry points, which wrap a throw-away ifl_tree. */
 #include "syntax.h"
 
-#include "grammars.h"
+#include "syntax_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define IFL__MOD "syntax"
 
 const char *ifl_syntax_language(const char *language_id, const char *uri) {
     const char *lang = gr_language_for_id(language_id);
     return lang ? lang : gr_language_for_path(uri);
+}
+
+const char *ifl_span_kind_name(ifl_span_kind k) {
+    switch (k) {
+    case IFL_SPAN_LINE_REST:
+        return "line_rest";
+    case IFL_SPAN_BLOCK:
+        return "block";
+    case IFL_SPAN_STATEMENT:
+        return "statement";
+    case IFL_SPAN_COMMENT:
+        return "comment";
+    case IFL_SPAN_SELECTION:
+        return "selection";
+    case IFL_SPAN_LINE_END:
+        return "line_end";
+    }
+    return "?";
+}
+
+/* ---- ifl_tree -------------------------------------------------------------- */
+
+ifl_tree *ifl_tree_new(const char *language, base_status *err) {
+    base_status st = BASE_OK;
+    const TSLanguage *ts = gr_language(language);
+    ifl_tree *t = NULL;
+    if (!ts) {
+        st = BASE_ERR_UNSUPPORTED;
+        goto fail;
+    }
+    t = calloc(1, sizeof(*t));
+    if (!t) {
+        st = BASE_ERR_NOMEM;
+        goto fail;
+    }
+    t->ts = ts;
+    t->errors = -1;
+    t->cap_comment = t->cap_string = t->cap_body = UINT32_MAX;
+    for (size_t i = 0; i < gr_language_count(); i++)
+        if (strcmp(gr_language_name(i), language) == 0)
+            t->lang = gr_language_name(i);
+    t->parser = ts_parser_new();
+    t->qc = ts_query_cursor_new();
+    if (!t->parser || !t->qc || !ts_parser_set_language(t->parser, ts)) {
+        st = BASE_ERR_NOMEM;
+        goto fail;
+    }
+    size_t qlen = 0;
+    const char *q = gr_query_source(t->lang, "spans", &qlen);
+    if (q) {
+        uint32_t eoff = 0;
+        TSQueryError qerr = TSQueryErrorNone;
+        t->spans = ts_query_new(ts, q, (uint32_t)qlen, &eoff, &qerr);
+        if (!t->spans) {
+            /* A broken query file is a build defect; spans then fall back to
+             * the line rules, which is still usable. */
+            BASE_LOGE(IFL__MOD, "%s/spans.scm: query error %d at offset %u", t->lang, (int)qerr,
+                      eoff);
+        } else {
+            for (uint32_t i = 0; i < ts_query_capture_count(t->spans); i++) {
+                uint32_t n = 0;
+                const char *name = ts_query_capture_name_for_id(t->spans, i, &n);
+                if (n == 7 && memcmp(name, "comment", 7) == 0)
+                    t->cap_comment = i;
+                else if (n == 6 && memcmp(name, "string", 6) == 0)
+                    t->cap_string = i;
+                else if (n == 4 && memcmp(name, "body", 4) == 0)
+                    t->cap_body = i;
+            }
+        }
+    }
+    if (err)
+        *err = BASE_OK;
+    return t;
+fail:
+    ifl_tree_free(t);
+    if (err)
+        *err = st;
+    return NULL;
+}
+
+void ifl_tree_free(ifl_tree *t) {
+    if (!t)
+        return;
+    if (t->tree)
+        ts_tree_delete(t->tree);
+    if (t->spans)
+        ts_query_delete(t->spans);
+    if (t->qc)
+        ts_query_cursor_delete(t->qc);
+    if (t->parser)
+        ts_parser_delete(t->parser);
+    free(t);
+}
+
+const char *ifl_tree_language(const ifl_tree *t) { return t ? t->lang : NULL; }
+
+static TSPoint ifl__pt(lsp_point p) { return (TSPoint){.row = p.row, .column = p.column}; }
+
+void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
+    if (!t || !ev)
+        return;
+    if (t->tree) {
+        TSInputEdit e = {
+            .start_byte = (uint32_t)ev->start_byte,
+            .old_end_byte = (uint32_t)ev->old_end_byte,
+            .new_end_byte = (uint32_t)ev->new_end_byte,
+            .start_point = ifl__pt(ev->start_point),
+            .old_end_point = ifl__pt(ev->old_end_point),
+            .new_end_point = ifl__pt(ev->new_end_point),
+        };
+        ts_tree_edit(t->tree, &e);
+    }
+    t->dirty = true;
+    t->errors = -1;
+}
+
+base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
+    if (!t || (!text && len))
+        return BASE_ERR_INVALID;
+    if (len > UINT32_MAX)
+        return BASE_ERR_TOO_LARGE;
+    if (t->tree && !t->dirty)
+        return BASE_OK;
+    TSTree *nt = ts_parser_parse_string(t->parser, t->tree, text ? text : "", (uint32_t)len);
+    if (!nt)
+        return BASE_ERR_NOMEM;
+    if (t->tree)
+        ts_tree_delete(t->tree);
+    t->tree = nt;
+    t->dirty = false;
+    t->errors = -1;
+    return BASE_OK;
+}
+
+/* ERROR and MISSING nodes under n, descending only into subtrees that
+ * contain errors (ts_node_has_error is O(1)), so an error-free tree costs one
+ * call. */
+static size_t ifl__count_errors(TSNode n) {
+    if (!ts_node_has_error(n))
+        return 0;
+    size_t count = 0;
+    TSTreeCursor c = ts_tree_cursor_new(n);
+    for (;;) {
+        TSNode cur = ts_tree_cursor_current_node(&c);
+        bool has = ts_node_has_error(cur);
+        if (ts_node_is_error(cur) || ts_node_is_missing(cur))
+            count++;
+        if (has && ts_tree_cursor_goto_first_child(&c))
+            continue;
+        while (!ts_tree_cursor_goto_next_sibling(&c))
+            if (!ts_tree_cursor_goto_parent(&c))
+                goto done;
+    }
+done:
+    ts_tree_cursor_delete(&c);
+    return count;
+}
+
+size_t ifl_tree_error_count(ifl_tree *t, const char *text, size_t len) {
+    if (ifl_tree_update(t, text, len) != BASE_OK)
+        return 0;
+    if (t->errors < 0)
+        t->errors = (long)ifl__count_errors(ts_tree_root_node(t->tree));
+    return (size_t)t->errors;
+}
+
+char *ifl_tree_sexp(ifl_tree *t, const char *text, size_t len) {
+    if (ifl_tree_update(t, text, len) != BASE_OK)
+        return NULL;
+    return ts_node_string(ts_tree_root_node(t->tree));
+}
+
+/* ---- line helpers ----------------------------------------------------------- */
+
+static bool ifl__is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f'; }
+
+static size_t ifl__line_start(const char *s, size_t pos) {
+    while (pos > 0 && s[pos - 1] != '\n')
+        pos--;
+    return pos;
+}
+
+/* End of the line containing pos: the '\n' (or len), before a '\r'. */
+static size_t ifl__line_end(const char *s, size_t len, size_t pos) {
+    while (pos < len && s[pos] != '\n')
+        pos++;
+    if (pos > 0 && s[pos - 1] == '\r')
+        pos--;
+    return pos;
+}
+
+static bool ifl__blank(const char *s, size_t a, size_t b) {
+    for (size_t i = a; i < b; i++)
+        if (!ifl__is_ws(s[i]))
+            return false;
+    return true;
+}
+
+/* The file's indentation: tabs or `width` spaces per level. */
+typedef struct ifl__style {
+    bool tabs;
+    int width;
+} ifl__style;
+
+static int ifl__indent_cols(const char *s, size_t a, size_t b, int width) {
+    int cols = 0;
+    for (size_t i = a; i < b; i++) {
+        if (s[i] == ' ')
+            cols++;
+        else if (s[i] == '\t')
+            cols += width;
+        else
+            break;
+    }
+    return cols;
+}
+
+/* Indentation (columns) of the line starting at ls. */
+static int ifl__line_indent(const char *s, size_t len, size_t ls, int width) {
+    return ifl__indent_cols(s, ls, ifl__line_end(s, len, ls), width);
+}
+
+/* Majority vote over indented lines: tab-indented vs space-indented; for
+ * spaces, the most common positive step between consecutive non-blank lines
+ * among 2, 3, 4 and 8. Defaults to 4 spaces. */
+static ifl__style ifl__detect_style(const char *s, size_t len) {
+    size_t tab_lines = 0, space_lines = 0, steps[9] = {0};
+    int prev = -1;
+    for (size_t ls = 0; ls < len;) {
+        size_t le = ifl__line_end(s, len, ls);
+        if (!ifl__blank(s, ls, le)) {
+            if (s[ls] == '\t')
+                tab_lines++;
+            else if (s[ls] == ' ') {
+                size_t i = ls;
+                while (i < le && s[i] == ' ')
+                    i++;
+                if (i < le && s[i] != '\t')
+                    space_lines++;
+            }
+            if (s[ls] != '\t') {
+                int ind = ifl__indent_cols(s, ls, le, 4);
+                if (prev >= 0 && ind > prev && ind - prev <= 8)
+                    steps[ind - prev]++;
+                prev = ind;
+            }
+        }
+        while (le < len && s[le] != '\n')
+            le++;
+        ls = le + 1;
+    }
+    ifl__style st = {.tabs = tab_lines > space_lines, .width = 4};
+    size_t best = 0;
+    static const int cands[] = {4, 2, 8, 3};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(cands); i++)
+        if (steps[cands[i]] > best) {
+            best = steps[cands[i]];
+            st.width = cands[i];
+        }
+    return st;
+}
+
+/* Start of the previous non-blank line before the line starting at ls, or
+ * SIZE_MAX. */
+static size_t ifl__prev_nonblank(const char *s, size_t len, size_t ls) {
+    while (ls > 0) {
+        size_t p = ifl__line_start(s, ls - 1);
+        if (!ifl__blank(s, p, ifl__line_end(s, len, p)))
+            return p;
+        ls = p;
+    }
+    return SIZE_MAX;
+}
+
+/* Start of the next non-blank line after the line containing pos, or SIZE_MAX. */
+static size_t ifl__next_nonblank(const char *s, size_t len, size_t pos) {
+    size_t i = pos;
+    while (i < len && s[i] != '\n')
+        i++;
+    while (i < len) {
+        size_t ls = i + 1;
+        size_t le = ifl__line_end(s, len, ls);
+        if (ls < len && !ifl__blank(s, ls, le))
+            return ls;
+        i = le;
+        while (i < len && s[i] != '\n')
+            i++;
+    }
+    return SIZE_MAX;
+}
+
+static bool ifl__word_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           (unsigned char)c >= 0x80;
+}
+
+static bool ifl__ends_with_word(const char *s, size_t a, size_t b, const char *w) {
+    size_t n = strlen(w);
+    if (b - a < n || memcmp(s + b - n, w, n) != 0)
+        return false;
+    return b - n == a || !ifl__word_char(s[b - n - 1]);
+}
+
+static bool ifl__contains_word(const char *s, size_t a, size_t b, const char *w) {
+    size_t n = strlen(w);
+    for (size_t i = a; i + n <= b; i++)
+        if (memcmp(s + i, w, n) == 0 && (i == a || !ifl__word_char(s[i - 1])) &&
+            (i + n == b || !ifl__word_char(s[i + n])))
+            return true;
+    return false;
+}
+
+/* Does the code on [a, b) (one line) end by opening a block or a bracketed
+ * list that continues on the next lines? */
+static bool ifl__opens_block(const char *lang, const char *s, size_t a, size_t b) {
+    while (b > a && ifl__is_ws(s[b - 1]))
+        b--;
+    if (b == a)
+        return false;
+    char c = s[b - 1];
+    if (c == '{' || c == '(' || c == '[')
+        return true;
+    if (c == ':' && lang && strcmp(lang, "python") == 0)
+        return true;
+    if (ifl__ends_with_word(s, a, b, "then") || ifl__ends_with_word(s, a, b, "do") ||
+        ifl__ends_with_word(s, a, b, "else") || ifl__ends_with_word(s, a, b, "repeat"))
+        return true;
+    /* Lua: `function f(x)` opens a body without a bracket. */
+    if (c == ')' && lang && strcmp(lang, "lua") == 0 && ifl__contains_word(s, a, b, "function"))
+        return true;
+    return false;
+}
+
+/* ---- span location -------------------------------------------------------- */
+
+/* Token budget N and line limit per span kind (docs/SPANS.md). */
+enum {
+    IFL__N_LINE_REST = 24,
+    IFL__N_LINE_END = 48,
+    IFL__N_COMMENT = 32,
+    IFL__N_STATEMENT = 64,
+    IFL__N_BLOCK = 160,
+    IFL__LINES_STATEMENT = 8,
+    IFL__LINES_BLOCK = 24,
+};
+
+/* Estimated tokens of n bytes of code: 3.5 bytes per token, rounded up. */
+static int ifl__est_tokens(size_t n) { return (int)((2 * n + 6) / 7); }
+
+/* Nodes captured by spans.scm that contain pos: the innermost comment, string
+ * and body, or null nodes. */
+typedef struct ifl__around {
+    TSNode comment, string, body;
+} ifl__around;
+
+static bool ifl__closes_itself(const char *s, TSNode n) {
+    uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+    if (b - a < 2)
+        return false;
+    static const char *const closers[] = {"*/", "]]", "-->", "\"", "'", "`"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(closers); i++) {
+        size_t k = strlen(closers[i]);
+        if (b - a >= k + 1 && memcmp(s + b - k, closers[i], k) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool ifl__node_smaller(TSNode a, TSNode b) {
+    if (ts_node_is_null(b))
+        return true;
+    return ts_node_end_byte(a) - ts_node_start_byte(a) <
+           ts_node_end_byte(b) - ts_node_start_byte(b);
+}
+
+static ifl__around ifl__find_around(ifl_tree *t, const char *s, size_t len, size_t pos) {
+    ifl__around ar;
+    memset(&ar, 0, sizeof(ar));
+    if (!t || !t->spans || !t->tree)
+        return ar;
+    TSNode root = ts_tree_root_node(t->tree);
+    uint32_t lo = pos > 0 ? (uint32_t)pos - 1 : 0;
+    uint32_t hi = pos + 1 < len ? (uint32_t)pos + 1 : (uint32_t)len;
+    ts_query_cursor_set_byte_range(t->qc, lo, hi > lo ? hi : lo + 1);
+    ts_query_cursor_exec(t->qc, t->spans, root);
+    TSQueryMatch m;
+    while (ts_query_cursor_next_match(t->qc, &m)) {
+        for (uint16_t i = 0; i < m.capture_count; i++) {
+            TSNode n = m.captures[i].node;
+            uint32_t id = m.captures[i].index;
+            size_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+            if (id == t->cap_comment || id == t->cap_string) {
+                /* Inside when strictly within, or at the end of one that does
+                 * not close itself (a line comment runs to the line end, an
+                 * unterminated string is still open). */
+                bool in = a < pos && (pos < b || (pos == b && !ifl__closes_itself(s, n)));
+                if (in && id == t->cap_comment && ifl__node_smaller(n, ar.comment))
+                    ar.comment = n;
+                if (in && id == t->cap_string && ifl__node_smaller(n, ar.string))
+                    ar.string = n;
+            } else if (id == t->cap_body) {
+                if (a < pos && pos < b && ifl__node_smaller(n, ar.body))
+                    ar.body = n;
+            }
+        }
+    }
+    return ar;
+}
+
+/* A body node with no named children other than comments. */
+static bool ifl__body_empty(TSNode body) {
+    uint32_t n = ts_node_named_child_count(body);
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode c = ts_node_named_child(body, i);
+        if (!strstr(ts_node_type(c), "comment"))
+            return false;
+    }
+    return true;
+}
+
+static size_t ifl__utf8_back(const char *s, size_t pos) {
+    while (pos > 0 && ((unsigned char)s[pos] & 0xC0) == 0x80)
+        pos--;
+    return pos;
+}
+
+/* Widening rule (docs/SPANS.md): a selection end strictly inside a token
+ * moves outward to the token's boundary. Tokens are tree-sitter leaves, except
+ * inside comments and string contents (and without a tree), where a token is a
+ * run of word characters. Ends always land on UTF-8 boundaries. */
+static size_t ifl__widen(ifl_tree *t, const char *s, size_t len, size_t pos, bool is_start) {
+    if (pos == 0 || pos >= len)
+        return pos;
+    if (t && t->tree) {
+        TSNode leaf = ts_node_descendant_for_byte_range(ts_tree_root_node(t->tree), (uint32_t)pos,
+                                                        (uint32_t)pos);
+        size_t a = ts_node_start_byte(leaf), b = ts_node_end_byte(leaf);
+        const char *type = ts_node_type(leaf);
+        bool textual = strstr(type, "comment") || strstr(type, "string") ||
+                       strstr(type, "heredoc") || strstr(type, "fragment");
+        if (ts_node_child_count(leaf) == 0 && !textual && a < pos && pos < b)
+            return is_start ? a : b;
+    }
+    if (ifl__word_char(s[pos - 1]) && ifl__word_char(s[pos])) {
+        if (is_start)
+            while (pos > 0 && ifl__word_char(s[pos - 1]))
+                pos--;
+        else
+            while (pos < len && ifl__word_char(s[pos]))
+                pos++;
+    }
+    if (is_start)
+        return ifl__utf8_back(s, pos);
+    while (pos < len && ((unsigned char)s[pos] & 0xC0) == 0x80)
+        pos++;
+    return pos;
+}
+
+static void ifl__set(ifl_span *o, ifl_span_kind k, bool ml, int n, int lines, const char *why) {
+    o->kind = k;
+    o->multiline = ml;
+    o->n_tokens = n;
+    o->max_lines = ml ? lines : 1;
+    o->reason = why;
+}
+
+static base_status ifl__locate(ifl_tree *t, const char *lang, const char *s, size_t len,
+                               size_t cursor, size_t sel_start, size_t sel_end, ifl_span *o) {
+    if (!s || !o)
+        return BASE_ERR_INVALID;
+    memset(o, 0, sizeof(*o));
+    o->language = lang;
+    bool sel = sel_end > sel_start;
+    if (cursor > len || sel_end > len || sel_start > sel_end)
+        return BASE_ERR_RANGE;
+    if (t) {
+        base_status st = ifl_tree_update(t, s, len);
+        if (st != BASE_OK)
+            return st;
+    }
+    if (sel) {
+        size_t a = ifl__widen(t, s, len, sel_start, true);
+        size_t b = ifl__widen(t, s, len, sel_end, false);
+        o->hole_start = a;
+        o->hole_end = b;
+        size_t lines = 1;
+        for (size_t i = a; i < b; i++)
+            lines += s[i] == '\n';
+        bool ml = lines > 1;
+        int n = 2 * ifl__est_tokens(b - a) + 16;
+        ifl__set(o, IFL_SPAN_SELECTION, ml, BASE_MIN(n, 1024), (int)(2 * lines + 2),
+                 ml ? "selection: regenerate the selected lines"
+                    : "selection: regenerate the selected text on its line");
+        return BASE_OK;
+    }
+    o->hole_start = o->hole_end = cursor;
+    ifl__style style = ifl__detect_style(s, len);
+    size_t ls = ifl__line_start(s, cursor), le = ifl__line_end(s, len, cursor);
+    if (cursor > le)
+        le = cursor; /* cursor between '\r' and '\n' */
+    bool prefix_blank = ifl__blank(s, ls, cursor);
+    bool rest_blank = ifl__blank(s, cursor, le);
+
+    ifl__around ar = ifl__find_around(t, s, len, cursor);
+    if (!ts_node_is_null(ar.comment) || !ts_node_is_null(ar.string)) {
+        ifl__set(o, IFL_SPAN_COMMENT, false, IFL__N_COMMENT, 1,
+                 !ts_node_is_null(ar.comment) ? "inside a comment: short, single line"
+                                              : "inside a string: short, single line");
+        return BASE_OK;
+    }
+    if (!rest_blank) {
+        if (prefix_blank)
+            ifl__set(o, IFL_SPAN_STATEMENT, true, IFL__N_STATEMENT, IFL__LINES_STATEMENT,
+                     "cursor in the indentation of a code line: whole lines before it");
+        else
+            ifl__set(o, IFL_SPAN_LINE_REST, false, IFL__N_LINE_REST, 1,
+                     "mid-line: single line, up to the existing rest of the line");
+        return BASE_OK;
+    }
+    int width = style.width;
+    if (!prefix_blank) {
+        if (ifl__opens_block(lang, s, ls, cursor)) {
+            size_t nx = ifl__next_nonblank(s, len, cursor);
+            int ind = ifl__line_indent(s, len, ls, width);
+            if (nx == SIZE_MAX || ifl__line_indent(s, len, nx, width) <= ind)
+                ifl__set(o, IFL_SPAN_BLOCK, true, IFL__N_BLOCK, IFL__LINES_BLOCK,
+                         "line opens an empty block: multi-line, up to the block end");
+            else
+                ifl__set(o, IFL_SPAN_STATEMENT, true, IFL__N_STATEMENT, IFL__LINES_STATEMENT,
+                         "line opens a block that has a body: a first statement");
+        } else {
+            ifl__set(o, IFL_SPAN_LINE_END, false, IFL__N_LINE_END, 1,
+                     "end of a line: finish the line");
+        }
+        return BASE_OK;
+    }
+    size_t p = ifl__prev_nonblank(s, len, ls);
+    size_t nx = ifl__next_nonblank(s, len, cursor);
+    bool empty_body = !ts_node_is_null(ar.body) && ifl__body_empty(ar.body);
+    if (p != SIZE_MAX && ifl__opens_block(lang, s, p, ifl__line_end(s, len, p))) {
+        int pind = ifl__line_indent(s, len, p, width);
+        if (nx == SIZE_MAX || ifl__line_indent(s, len, nx, width) <= pind)
+            empty_body = true;
+    }
+    if (empty_body)
+        ifl__set(o, IFL_SPAN_BLOCK, true, IFL__N_BLOCK, IFL__LINES_BLOCK,
+                 "empty line in an empty body: multi-line, up to the block end");
+    else
+        ifl__set(o, IFL_SPAN_STATEMENT, true, IFL__N_STATEMENT, IFL__LINES_STATEMENT,
+                 "empty line between statements: one statement or a few lines");
+    return BASE_OK;
+}
+
+/* ---- bracket lexer ------------------------------------------------------------
+ * Counts (), [] and {} outside comments and strings, resumably, so that the
+ * prefix is lexed once and the suffix after the empty hole and after the
+ * candidate. A lexer, not a parser: it only needs to agree with itself. */
+
+typedef struct ifl__lexdef {
+    const char *line_comment; /* NULL: none */
+    const char *block_open, *block_close;
+    bool squote;       /* '...' is a literal */
+    bool backtick;     /* `...` is a literal that may span lines */
+    bool triple;       /* """...""" and '''...''' (Python) */
+    bool hash_at_word; /* '#' starts a comment only at a word start (shell) */
+    bool parens;       /* count () (shell `case` patterns have lone ')') */
+} ifl__lexdef;
+
+static const ifl__lexdef *ifl__lexdef_for(const char *lang) {
+    static const ifl__lexdef cfam = {"//", "/*", "*/", true, false, false, false, true};
+    static const ifl__lexdef jsfam = {"//", "/*", "*/", true, true, false, false, true};
+    static const ifl__lexdef gofam = {"//", "/*", "*/", true, true, false, false, true};
+    static const ifl__lexdef rust = {"//", "/*", "*/", false, false, false, false, true};
+    static const ifl__lexdef py = {"#", NULL, NULL, true, false, true, false, true};
+    static const ifl__lexdef lua = {"--", "--[[", "]]", true, false, false, false, true};
+    static const ifl__lexdef sh = {"#", NULL, NULL, true, false, false, true, false};
+    static const ifl__lexdef json = {"//", "/*", "*/", false, false, false, false, true};
+    if (!lang)
+        return NULL;
+    if (!strcmp(lang, "c") || !strcmp(lang, "cpp") || !strcmp(lang, "java"))
+        return &cfam;
+    if (!strcmp(lang, "javascript") || !strcmp(lang, "typescript") || !strcmp(lang, "tsx"))
+        return &jsfam;
+    if (!strcmp(lang, "go"))
+        return &gofam;
+    if (!strcmp(lang, "rust"))
+        return &rust;
+    if (!strcmp(lang, "python"))
+        return &py;
+    if (!strcmp(lang, "lua"))
+        return &lua;
+    if (!strcmp(lang, "bash"))
+        return &sh;
+    if (!strcmp(lang, "json"))
+        return &json;
+    return NULL;
+}
+
+typedef enum ifl__lexstate {
+    IFL__LX_CODE = 0,
+    IFL__LX_LINE_COMMENT,
+    IFL__LX_BLOCK_COMMENT,
+    IFL__LX_DQ,
+    IFL__LX_SQ,
+    IFL__LX_BT,
+    IFL__LX_TDQ,
+    IFL__LX_TSQ,
+} ifl__lexstate;
+
+typedef struct ifl__lex {
+    ifl__lexstate st;
+    long bal[3]; /* () [] {} */
+    char prev;
+} ifl__lex;
+
+static bool ifl__at(const char *s, size_t n, size_t i, const char *w) {
+    size_t k = strlen(w);
+    return i + k <= n && memcmp(s + i, w, k) == 0;
+}
+
+static void ifl__lex_run(const ifl__lexdef *d, ifl__lex *lx, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        switch (lx->st) {
+        case IFL__LX_CODE:
+            if (d->block_open && ifl__at(s, n, i, d->block_open)) {
+                lx->st = IFL__LX_BLOCK_COMMENT;
+                i += strlen(d->block_open) - 1;
+            } else if (d->line_comment && ifl__at(s, n, i, d->line_comment) &&
+                       (!d->hash_at_word || lx->prev == 0 || ifl__is_ws(lx->prev) ||
+                        lx->prev == '\n')) {
+                lx->st = IFL__LX_LINE_COMMENT;
+            } else if (d->triple && (ifl__at(s, n, i, "\"\"\"") || ifl__at(s, n, i, "'''"))) {
+                lx->st = c == '"' ? IFL__LX_TDQ : IFL__LX_TSQ;
+                i += 2;
+            } else if (c == '"') {
+                lx->st = IFL__LX_DQ;
+            } else if (c == '\'' && d->squote) {
+                lx->st = IFL__LX_SQ;
+            } else if (c == '`' && d->backtick) {
+                lx->st = IFL__LX_BT;
+            } else if (c == '(' && d->parens) {
+                lx->bal[0]++;
+            } else if (c == ')' && d->parens) {
+                lx->bal[0]--;
+            } else if (c == '[') {
+                lx->bal[1]++;
+            } else if (c == ']') {
+                lx->bal[1]--;
+            } else if (c == '{') {
+                lx->bal[2]++;
+            } else if (c == '}') {
+                lx->bal[2]--;
+            }
+            break;
+        case IFL__LX_LINE_COMMENT:
+            if (c == '\n')
+                lx->st = IFL__LX_CODE;
+            break;
+        case IFL__LX_BLOCK_COMMENT:
+            if (ifl__at(s, n, i, d->block_close)) {
+                lx->st = IFL__LX_CODE;
+                i += strlen(d->block_close) - 1;
+            }
+            break;
+        case IFL__LX_DQ:
+        case IFL__LX_SQ:
+            /* Single-line literals end at their quote or, unterminated, at the
+             * line end. */
+            if (c == '\\' && i + 1 < n && s[i + 1] != '\n')
+                i++;
+            else if (c == '\n' || c == (lx->st == IFL__LX_DQ ? '"' : '\''))
+                lx->st = IFL__LX_CODE;
+            break;
+        case IFL__LX_BT:
+            if (c == '\\' && i + 1 < n)
+                i++;
+            else if (c == '`')
+                lx->st = IFL__LX_CODE;
+            break;
+        case IFL__LX_TDQ:
+        case IFL__LX_TSQ:
+            if (c == '\\' && i + 1 < n)
+                i++;
+            else if (ifl__at(s, n, i, lx->st == IFL__LX_TDQ ? "\"\"\"" : "'''")) {
+                lx->st = IFL__LX_CODE;
+                i += 2;
+            }
+            break;
+        }
+        lx->prev = s[i];
+    }
+}
+
+/* ---- validation ---------------------------------------------------------------- */
+
+/* Parses text with [hs, he) replaced by ins, incrementally from t's tree,
+ * and counts its syntax errors. */
+static base_status ifl__errors_with(ifl_tree *t, const char *s, size_t len, size_t hs, size_t he,
+                                    const char *ins, size_t ins_len, size_t *errors) {
+    size_t nlen = len - (he - hs) + ins_len;
+    if (nlen > UINT32_MAX)
+        return BASE_ERR_TOO_LARGE;
+    char *buf = malloc(nlen + 1);
+    if (!buf)
+        return BASE_ERR_NOMEM;
+    memcpy(buf, s, hs);
+    if (ins_len)
+        memcpy(buf + hs, ins, ins_len);
+    memcpy(buf + hs + ins_len, s + he, len - he);
+    buf[nlen] = 0;
+    TSTree *copy = ts_tree_copy(t->tree);
+    /* Points: rows and byte columns of the edit's ends. */
+    TSPoint sp = {0, 0}, op, np;
+    for (size_t i = 0; i < hs; i++) {
+        if (s[i] == '\n') {
+            sp.row++;
+            sp.column = 0;
+        } else
+            sp.column++;
+    }
+    op = sp;
+    for (size_t i = hs; i < he; i++) {
+        if (s[i] == '\n') {
+            op.row++;
+            op.column = 0;
+        } else
+            op.column++;
+    }
+    np = sp;
+    for (size_t i = 0; i < ins_len; i++) {
+        if (ins[i] == '\n') {
+            np.row++;
+            np.column = 0;
+        } else
+            np.column++;
+    }
+    TSInputEdit e = {(uint32_t)hs, (uint32_t)he, (uint32_t)(hs + ins_len), sp, op, np};
+    ts_tree_edit(copy, &e);
+    TSTree *nt = ts_parser_parse_string(t->parser, copy, buf, (uint32_t)nlen);
+    ts_tree_delete(copy);
+    free(buf);
+    if (!nt)
+        return BASE_ERR_NOMEM;
+    *errors = ifl__count_errors(ts_tree_root_node(nt));
+    ts_tree_delete(nt);
+    return BASE_OK;
+}
+
+/* t follows text s. OK when the candidate adds no syntax errors and does not
+ * unbalance brackets against the suffix, ERR_PARSE otherwise. */
+static base_status ifl__validate(ifl_tree *t, const char *s, size_t len, size_t hs, size_t he,
+                                 const char *cand, size_t cl) {
+    base_status st = ifl_tree_update(t, s, len);
+    if (st != BASE_OK)
+        return st;
+    size_t base_err = 0, cand_err = 0;
+    if (hs == he)
+        base_err = ifl_tree_error_count(t, s, len);
+    else if ((st = ifl__errors_with(t, s, len, hs, he, "", 0, &base_err)) != BASE_OK)
+        return st;
+    if ((st = ifl__errors_with(t, s, len, hs, he, cand, cl, &cand_err)) != BASE_OK)
+        return st;
+    if (cand_err > base_err) {
+        BASE_LOGD(IFL__MOD, "candidate rejected: %zu syntax errors, %zu without it", cand_err,
+                  base_err);
+        return BASE_ERR_PARSE;
+    }
+    /* Brackets: a candidate that changes the balance of a bracket kind must
+     * bring the document's balance of that kind closer to zero. */
+    const ifl__lexdef *d = ifl__lexdef_for(t->lang);
+    if (d) {
+        ifl__lex pre = {0}, empty, with;
+        ifl__lex_run(d, &pre, s, hs);
+        empty = pre;
+        ifl__lex_run(d, &empty, s + he, len - he);
+        with = pre;
+        ifl__lex_run(d, &with, cand, cl);
+        ifl__lex_run(d, &with, s + he, len - he);
+        for (int k = 0; k < 3; k++) {
+            long b0 = empty.bal[k], b1 = with.bal[k];
+            if (b1 != b0 && b1 != 0 && labs(b1) >= labs(b0)) {
+                BASE_LOGD(IFL__MOD, "candidate rejected: bracket balance %ld -> %ld", b0, b1);
+                return BASE_ERR_PARSE;
+            }
+        }
+    }
+    return BASE_OK;
+}
+
+/* ---- post-processing --------------------------------------------------------- */
+
+/* One line of a candidate: [a, b) without its '\n'. */
+typedef struct ifl__line {
+    size_t a, b;
+} ifl__line;
+
+static size_t ifl__split_lines(const char *s, size_t n, ifl__line **out) {
+    size_t count = 1;
+    for (size_t i = 0; i < n; i++)
+        count += s[i] == '\n';
+    ifl__line *v = malloc(count * sizeof(*v));
+    if (!v)
+        return 0;
+    size_t k = 0, a = 0;
+    for (size_t i = 0; i <= n; i++)
+        if (i == n || s[i] == '\n') {
+            v[k].a = a;
+            v[k].b = i;
+            k++;
+            a = i + 1;
+        }
+    *out = v;
+    return k;
+}
+
+/* Bytes of [a, b) without trailing whitespace. */
+static size_t ifl__rtrim(const char *s, size_t a, size_t b) {
+    while (b > a && ifl__is_ws(s[b - 1]))
+        b--;
+    return b;
+}
+
+/* A line made only of closing brackets, separators and block-ending words. */
+static bool ifl__closer_line(const char *s, size_t a, size_t b) {
+    while (a < b && ifl__is_ws(s[a]))
+        a++;
+    b = ifl__rtrim(s, a, b);
+    if (a == b)
+        return false;
+    static const char *const words[] = {"end", "fi", "done", "esac", "until"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(words); i++) {
+        size_t k = strlen(words[i]);
+        if (b - a >= k && memcmp(s + a, words[i], k) == 0 &&
+            (b - a == k || !ifl__word_char(s[a + k])))
+            return true;
+    }
+    for (size_t i = a; i < b; i++)
+        if (!strchr(")]};, \t", s[i]))
+            return false;
+    return true;
+}
+
+/* Does the line [a, b) of x equal line [c, d) of y, ignoring trailing
+ * whitespace? */
+static bool ifl__same_line(const char *x, size_t a, size_t b, const char *y, size_t c, size_t d) {
+    b = ifl__rtrim(x, a, b);
+    d = ifl__rtrim(y, c, d);
+    return b - a == d - c && memcmp(x + a, y + c, b - a) == 0;
+}
+
+static bool ifl__same_trimmed(const char *x, size_t a, size_t b, const char *y, size_t c,
+                              size_t d) {
+    while (a < b && ifl__is_ws(x[a]))
+        a++;
+    while (c < d && ifl__is_ws(y[c]))
+        c++;
+    return ifl__same_line(x, a, b, y, c, d);
+}
+
+/* Re-indents lines [first, n) of the candidate in buf to the file's style.
+ * `base` is the indentation (columns) below which the candidate's own step
+ * is not applied. Lines keep any sub-step remainder as spaces. */
+static base_status ifl__reindent(base_buf *buf, size_t first, ifl__style fs) {
+    ifl__line *L = NULL;
+    size_t n = ifl__split_lines(buf->data, buf->len, &L);
+    if (!n)
+        return BASE_ERR_NOMEM;
+    /* The candidate's own unit: tabs if any indented line starts with a tab,
+     * else the smallest positive step between distinct space indentations. */
+    bool ctabs = false;
+    int min_ind = -1, step = 0;
+    int inds[512];
+    size_t ni = 0;
+    for (size_t i = first; i < n; i++) {
+        if (ifl__blank(buf->data, L[i].a, L[i].b))
+            continue;
+        if (buf->data[L[i].a] == '\t')
+            ctabs = true;
+        int ind = ifl__indent_cols(buf->data, L[i].a, L[i].b, fs.width);
+        if (ni < BASE_ARRAY_LEN(inds))
+            inds[ni++] = ind;
+        if (min_ind < 0 || ind < min_ind)
+            min_ind = ind;
+    }
+    if (min_ind < 0) {
+        free(L);
+        return BASE_OK;
+    }
+    for (size_t i = 0; i < ni; i++)
+        for (size_t j = 0; j < ni; j++) {
+            int dlt = inds[i] - inds[j];
+            if (dlt > 0 && (step == 0 || dlt < step))
+                step = dlt;
+        }
+    bool convert_step = !ctabs && step > 0 && step != fs.width &&
+                        (step == 2 || step == 4 || step == 3 || step == 8);
+    if (convert_step)
+        for (size_t i = 0; i < ni; i++)
+            if ((inds[i] - min_ind) % step != 0)
+                convert_step = false;
+    bool mismatch = convert_step || ctabs != fs.tabs;
+    if (!mismatch) {
+        free(L);
+        return BASE_OK;
+    }
+    base_buf nb;
+    base_buf_init(&nb);
+    base_status st = BASE_OK;
+    for (size_t i = 0; i < n && st == BASE_OK; i++) {
+        size_t a = L[i].a, b = L[i].b;
+        if (i >= first && !ifl__blank(buf->data, a, b)) {
+            int ind = ifl__indent_cols(buf->data, a, b, fs.width);
+            while (a < b && (buf->data[a] == ' ' || buf->data[a] == '\t'))
+                a++;
+            int cols = ind;
+            if (convert_step && ind >= min_ind)
+                cols = min_ind + ((ind - min_ind) / step) * fs.width;
+            int levels = fs.tabs ? cols / fs.width : 0;
+            int spaces = fs.tabs ? cols % fs.width : cols;
+            for (int k = 0; k < levels && st == BASE_OK; k++)
+                st = base_buf_append(&nb, "\t", 1);
+            for (int k = 0; k < spaces && st == BASE_OK; k++)
+                st = base_buf_append(&nb, " ", 1);
+        }
+        if (st == BASE_OK)
+            st = base_buf_append(&nb, buf->data + a, b - a);
+        if (st == BASE_OK && i + 1 < n)
+            st = base_buf_append(&nb, "\n", 1);
+    }
+    free(L);
+    if (st != BASE_OK) {
+        base_buf_deinit(&nb);
+        return st;
+    }
+    base_buf_deinit(buf);
+    *buf = nb;
+    return BASE_OK;
+}
+
+/* Columns below which a multi-line completion has left its span: the block
+ * body's indentation for BLOCK, the enclosing statement level otherwise. */
+static int ifl__span_base_indent(const char *lang, const char *s, size_t len, size_t hs,
+                                 const ifl_span *sp, int width) {
+    size_t ls = ifl__line_start(s, hs);
+    bool prefix_blank = ifl__blank(s, ls, hs);
+    size_t p = prefix_blank ? ifl__prev_nonblank(s, len, ls) : ls;
+    size_t nx = ifl__next_nonblank(s, len, hs);
+    if (sp->kind == IFL_SPAN_BLOCK) {
+        int opener = p == SIZE_MAX ? 0 : ifl__line_indent(s, len, p, width);
+        return opener + 1;
+    }
+    int base = INT32_MAX;
+    if (!prefix_blank)
+        base = ifl__line_indent(s, len, ls, width);
+    if (prefix_blank && hs > ls)
+        base = ifl__indent_cols(s, ls, hs, width);
+    if (prefix_blank && !ifl__blank(s, hs, ifl__line_end(s, len, hs)))
+        base = BASE_MIN(base, ifl__line_indent(s, len, ls, width));
+    if (p != SIZE_MAX) {
+        int pind = ifl__line_indent(s, len, p, width);
+        if (ifl__opens_block(lang, s, p, ifl__line_end(s, len, p)))
+            pind += width;
+        base = BASE_MIN(base, pind);
+    }
+    if (nx != SIZE_MAX)
+        base = BASE_MIN(base, ifl__line_indent(s, len, nx, width));
+    return base == INT32_MAX ? 0 : base;
+}
+
+/* Longest k with cand[-k:] == rest[:k]. */
+static size_t ifl__overlap(const char *c, size_t cn, const char *r, size_t rn) {
+    for (size_t k = BASE_MIN(cn, rn); k > 0; k--)
+        if (memcmp(c + cn - k, r, k) == 0)
+            return k;
+    return 0;
+}
+
+static long ifl__naive_balance(const char *s, size_t n) {
+    long b = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '(' || s[i] == '[' || s[i] == '{')
+            b++;
+        else if (s[i] == ')' || s[i] == ']' || s[i] == '}')
+            b--;
+    }
+    return b;
+}
+
+/* Brackets the document with the hole left empty opens and never closes. */
+static long ifl__unclosed(const char *lang, const char *s, size_t len, size_t hs, size_t he) {
+    const ifl__lexdef *d = ifl__lexdef_for(lang);
+    if (!d)
+        return ifl__naive_balance(s, hs) + ifl__naive_balance(s + he, len - he);
+    ifl__lex lx = {0};
+    ifl__lex_run(d, &lx, s, hs);
+    ifl__lex_run(d, &lx, s + he, len - he);
+    return lx.bal[0] + lx.bal[1] + lx.bal[2];
+}
+
+/* Indentation consistent with blocks: a line of the completed text that opens
+ * a block must be followed by a line indented deeper (within the completed
+ * lines or, for the last, the suffix's next line), unless that line closes
+ * the block. Python's grammar accepts an empty block, so the parse alone does
+ * not catch this. */
+static bool ifl__blocks_indented(const char *lang, const char *s, size_t len, size_t hs, size_t he,
+                                 const char *c, size_t cl, int width) {
+    size_t ls = ifl__line_start(s, hs), le = ifl__line_end(s, len, he);
+    if (le < he)
+        le = he;
+    base_buf x; /* the hole's lines as completed: prefix of line + candidate + rest */
+    base_buf_init(&x);
+    if (base_buf_append(&x, s + ls, hs - ls) != BASE_OK || base_buf_append(&x, c, cl) != BASE_OK ||
+        base_buf_append(&x, s + he, le - he) != BASE_OK || !x.data) {
+        base_buf_deinit(&x);
+        return true;
+    }
+    ifl__line *L = NULL;
+    size_t n = ifl__split_lines(x.data, x.len, &L);
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {
+        if (!ifl__opens_block(lang, x.data, L[i].a, L[i].b))
+            continue;
+        int ind = ifl__indent_cols(x.data, L[i].a, L[i].b, width);
+        size_t j = i + 1;
+        while (j < n && ifl__blank(x.data, L[j].a, L[j].b))
+            j++;
+        int next;
+        bool closer;
+        if (j < n) {
+            next = ifl__indent_cols(x.data, L[j].a, L[j].b, width);
+            closer = ifl__closer_line(x.data, L[j].a, L[j].b);
+        } else {
+            size_t nx = ifl__next_nonblank(s, len, le);
+            if (nx == SIZE_MAX)
+                continue; /* unfinished at the end of the file */
+            next = ifl__line_indent(s, len, nx, width);
+            closer = ifl__closer_line(s, nx, ifl__line_end(s, len, nx));
+        }
+        if (next <= ind && !closer)
+            ok = false;
+    }
+    free(L);
+    base_buf_deinit(&x);
+    return ok;
+}
+
+static base_status ifl__postprocess(ifl_tree *t, const char *lang, const char *s, size_t len,
+                                    const ifl_span *sp, const char *cand, size_t cl,
+                                    const ifl_post_opts *o, char **out, size_t *out_len) {
+    if (!s || !sp || (!cand && cl) || !out)
+        return BASE_ERR_INVALID;
+    *out = NULL;
+    if (out_len)
+        *out_len = 0;
+    size_t hs = sp->hole_start, he = sp->hole_end;
+    if (hs > he || he > len)
+        return BASE_ERR_RANGE;
+    base_buf b;
+    base_buf_init(&b);
+    base_status st = BASE_OK;
+    ifl__line *L = NULL;
+    ifl__style fs = ifl__detect_style(s, len);
+    size_t ls = ifl__line_start(s, hs);
+    size_t le = ifl__line_end(s, len, he);
+    if (le < he)
+        le = he;
+    bool prefix_blank = ifl__blank(s, ls, hs);
+    bool rest_blank = ifl__blank(s, he, le);
+    bool crlf = false;
+    for (size_t i = 0; i < len; i++)
+        if (s[i] == '\n') {
+            crlf = i > 0 && s[i - 1] == '\r';
+            break;
+        }
+
+    /* The model's text without '\r' (re-added for CRLF files at the end). */
+    for (size_t i = 0; i < cl && st == BASE_OK; i++)
+        if (cand[i] != '\r')
+            st = base_buf_append(&b, cand + i, 1);
+    if (st != BASE_OK)
+        goto done;
+    if (!b.data) {
+        st = BASE_ERR_PARSE;
+        goto done;
+    }
+
+    if (!sp->multiline) {
+        char *nl = memchr(b.data, '\n', b.len);
+        if (nl) {
+            b.len = (size_t)(nl - b.data);
+            b.data[b.len] = 0;
+        }
+    } else {
+        /* On a line holding only indentation, the model often repeats that
+         * indentation: drop the copy. */
+        if (prefix_blank && hs > ls && b.len >= hs - ls && memcmp(b.data, s + ls, hs - ls) == 0)
+            base_buf_consume(&b, hs - ls);
+        /* A block opened at the end of a line starts on the next line. */
+        if (sp->kind == IFL_SPAN_BLOCK && !prefix_blank) {
+            size_t i = 0;
+            while (i < b.len && (b.data[i] == ' ' || b.data[i] == '\t'))
+                i++;
+            if (i == b.len || b.data[i] != '\n') {
+                base_buf_consume(&b, i);
+                int ind = ifl__line_indent(s, len, ls, fs.width) + fs.width;
+                char pre[256];
+                size_t k = 0;
+                pre[k++] = '\n';
+                for (int c = 0; c < ind && k < sizeof(pre);) {
+                    pre[k++] = fs.tabs ? '\t' : ' ';
+                    c += fs.tabs ? fs.width : 1;
+                }
+                if ((st = base_buf_splice(&b, 0, 0, pre, k)) != BASE_OK)
+                    goto done;
+            }
+        }
+        /* Lines after the first (and the first when it starts a line) are
+         * re-indented to the file's style. */
+        if ((st = ifl__reindent(&b, prefix_blank && hs == ls ? 0 : 1, fs)) != BASE_OK)
+            goto done;
+
+        /* Cut at the span end, the line limit and a copy of the suffix. */
+        size_t n = ifl__split_lines(b.data, b.len, &L);
+        if (!n) {
+            st = BASE_ERR_NOMEM;
+            goto done;
+        }
+        int base = ifl__span_base_indent(lang, s, len, hs, sp, fs.width);
+        if (sp->kind == IFL_SPAN_SELECTION)
+            base = 0;
+        size_t nx = ifl__next_nonblank(s, len, hs);
+        size_t nxs = SIZE_MAX; /* the first non-blank suffix line, as a full line */
+        if (!rest_blank)
+            nxs = ls;
+        else if (nx != SIZE_MAX)
+            nxs = nx;
+        size_t cut = n, lines = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t a = L[i].a, e = L[i].b;
+            bool starts_line = i > 0 || (prefix_blank && hs == ls);
+            if (ifl__blank(b.data, a, e)) {
+                if (i > 0 || e > a)
+                    lines++;
+                continue;
+            }
+            lines++;
+            if (lines > (size_t)sp->max_lines) {
+                cut = i;
+                break;
+            }
+            int ind = ifl__indent_cols(b.data, a, e, fs.width);
+            if (!starts_line)
+                ind += ifl__indent_cols(s, ls, hs, fs.width);
+            /* A copy of the line that follows the hole: the rest is the
+             * suffix again. */
+            if (nxs != SIZE_MAX && (starts_line || prefix_blank) &&
+                sp->kind != IFL_SPAN_SELECTION &&
+                ifl__same_trimmed(b.data, a, e, s, nxs, ifl__line_end(s, len, nxs)) &&
+                ind == ifl__line_indent(s, len, nxs, fs.width)) {
+                cut = i;
+                break;
+            }
+            if (starts_line && ind < base) {
+                /* Leaving the span. A closer line the suffix does not
+                 * already provide is kept as the completion's last line. */
+                bool suffix_closes = nxs != SIZE_MAX &&
+                                     ifl__closer_line(s, nxs, ifl__line_end(s, len, nxs)) &&
+                                     ifl__line_indent(s, len, nxs, fs.width) < base;
+                if (ifl__closer_line(b.data, a, e) && !suffix_closes &&
+                    ifl__unclosed(lang, s, len, hs, he) + ifl__naive_balance(b.data, L[i].a) > 0)
+                    cut = i + 1;
+                else
+                    cut = i;
+                break;
+            }
+        }
+        if (cut < n) {
+            b.len = cut == 0 ? 0 : L[cut - 1].b;
+            b.data[b.len] = 0;
+        }
+        /* No trailing blank lines or spaces, unless the completion is whole
+         * lines inserted before the cursor's line, which end with '\n'. */
+        b.len = ifl__rtrim(b.data, 0, b.len);
+        while (b.len > 0 && b.data[b.len - 1] == '\n')
+            b.len = ifl__rtrim(b.data, 0, b.len - 1);
+        b.data[b.len] = 0;
+        if (prefix_blank && !rest_blank && b.len > 0) {
+            if ((st = base_buf_append(&b, "\n", 1)) != BASE_OK)
+                goto done;
+            if ((st = base_buf_append(&b, s + ls, hs - ls)) != BASE_OK)
+                goto done;
+        }
+    }
+
+    if (!sp->multiline) {
+        b.len = ifl__rtrim(b.data, 0, b.len);
+        b.data[b.len] = 0;
+        if (!rest_blank && sp->kind != IFL_SPAN_SELECTION) {
+            /* Mid-line: the end of the candidate repeating the start of the
+             * rest of the line is dropped when it is long (4+ bytes) or when
+             * it is a closer the candidate does not open. */
+            size_t k = ifl__overlap(b.data, b.len, s + he, le - he);
+            if (k > 0 && (k >= 4 || ifl__naive_balance(b.data, b.len) < 0)) {
+                b.len -= k;
+                b.data[b.len] = 0;
+            }
+        } else if (sp->kind != IFL_SPAN_SELECTION) {
+            /* The line as completed must not copy the next line. */
+            size_t nx = ifl__next_nonblank(s, len, hs);
+            if (nx != SIZE_MAX) {
+                base_buf line;
+                base_buf_init(&line);
+                st = base_buf_append(&line, s + ls, hs - ls);
+                if (st == BASE_OK)
+                    st = base_buf_append(&line, b.data, b.len);
+                bool dup = st == BASE_OK && ifl__same_trimmed(line.data, 0, line.len, s, nx,
+                                                              ifl__line_end(s, len, nx));
+                base_buf_deinit(&line);
+                if (st != BASE_OK)
+                    goto done;
+                if (dup)
+                    b.len = 0;
+            }
+        }
+    }
+
+    if (ifl__blank(b.data, 0, b.len)) {
+        st = BASE_ERR_PARSE;
+        goto done;
+    }
+    if (crlf) {
+        for (size_t i = 0; i < b.len && st == BASE_OK; i++)
+            if (b.data[i] == '\n' && (i == 0 || b.data[i - 1] != '\r')) {
+                st = base_buf_splice(&b, i, 0, "\r", 1);
+                i++;
+            }
+        if (st != BASE_OK)
+            goto done;
+    }
+    if (o && o->validate && t) {
+        if (sp->multiline && !ifl__blocks_indented(lang, s, len, hs, he, b.data, b.len, fs.width)) {
+            BASE_LOGD(IFL__MOD, "candidate rejected: a block without an indented body");
+            st = BASE_ERR_PARSE;
+            goto done;
+        }
+        st = ifl__validate(t, s, len, hs, he, b.data, b.len);
+        if (st != BASE_OK)
+            goto done;
+    }
+    *out = base_buf_steal(&b, out_len);
+done:
+    free(L);
+    base_buf_deinit(&b);
+    return st;
+}
+
+/* ---- entry points -------------------------------------------------------------- */
+
+base_status ifl_tree_locate(ifl_tree *t, const char *text, size_t len, size_t cursor,
+                            size_t sel_start, size_t sel_end, ifl_span *out) {
+    if (!t)
+        return BASE_ERR_INVALID;
+    return ifl__locate(t, t->lang, text, len, cursor, sel_start, sel_end, out);
+}
+
+base_status ifl_tree_postprocess(ifl_tree *t, const char *text, size_t len, const ifl_span *span,
+                                 const char *candidate, size_t cand_len, const ifl_post_opts *o,
+                                 char **out, size_t *out_len) {
+    if (!t)
+        return BASE_ERR_INVALID;
+    base_status st = ifl_tree_update(t, text, len);
+    if (st != BASE_OK)
+        return st;
+    return ifl__postprocess(t, t->lang, text, len, span, candidate, cand_len, o, out, out_len);
+}
+
+base_status ifl_syntax_locate_text(const char *language, const char *text, size_t len,
+                                   size_t cursor, size_t sel_start, size_t sel_end, ifl_span *out) {
+    ifl_tree *t = gr_language(language) ? ifl_tree_new(language, NULL) : NULL;
+    const char *lang = t ? t->lang : NULL;
+    base_status st = ifl__locate(t, lang, text, len, cursor, sel_start, sel_end, out);
+    ifl_tree_free(t);
+    return st;
+}
+
+base_status ifl_syntax_postprocess_text(const char *language, const char *text, size_t len,
+                                        const ifl_span *span, const char *candidate,
+                                        size_t cand_len, const ifl_post_opts *o, char **out,
+                                        size_t *out_len) {
+    ifl_tree *t = gr_language(language) ? ifl_tree_new(language, NULL) : NULL;
+    base_status st = BASE_OK;
+    if (t)
+        st = ifl_tree_update(t, text, len);
+    if (st == BASE_OK)
+        st = ifl__postprocess(t, t ? t->lang : NULL, text, len, span, candidate, cand_len, o, out,
+                              out_len);
+    ifl_tree_free(t);
+    return st;
+}
+
+base_status ifl_syntax_validate_text(const char *language, const char *text, size_t len,
+                                     size_t hole_start, size_t hole_end, const char *candidate,
+                                     size_t cand_len) {
+    if (!text || (!candidate && cand_len))
+        return BASE_ERR_INVALID;
+    if (hole_start > hole_end || hole_end > len)
+        return BASE_ERR_RANGE;
+    base_status st = BASE_OK;
+    ifl_tree *t = ifl_tree_new(language, &st);
+    if (!t)
+        return st;
+    st = ifl__validate(t, text, len, hole_start, hole_end, candidate ? candidate : "", cand_len);
+    ifl_tree_free(t);
+    return st;
 }

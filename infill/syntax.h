@@ -64,4 +64,40 @@ base_status ifl_syntax_postprocess_text(const char *language, const char *text, 
                                         size_t cand_len, const ifl_post_opts *o, char **out,
                                         size_t *out_len);
 
+/* Validation alone: does replacing [hole_start, hole_end) of text with the
+ * candidate add syntax errors (tree-sitter ERROR/MISSING nodes) or unbalance
+ * brackets, compared with the text with the hole left empty? OK when not,
+ * ERR_PARSE when it does, ERR_UNSUPPORTED for a language without a grammar. */
+base_status ifl_syntax_validate_text(const char *language, const char *text, size_t len,
+                                     size_t hole_start, size_t hole_end, const char *candidate,
+                                     size_t cand_len);
+
+/* ---- one incrementally parsed buffer -------------------------------------
+ * What ifl_syntax keeps per open document, usable without a document store
+ * (tests, benchmarks, the CLI). The caller owns the text and applies each edit
+ * to its text and to the tree (ifl_tree_edit); the tree is reparsed lazily. */
+typedef struct ifl_tree ifl_tree;
+
+/* NULL with *err = ERR_UNSUPPORTED for a language without a grammar. */
+ifl_tree *ifl_tree_new(const char *language, base_status *err);
+void ifl_tree_free(ifl_tree *t); /* NULL-safe */
+const char *ifl_tree_language(const ifl_tree *t);
+/* Records an edit already applied to the text; the next use reparses. */
+void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev);
+/* Reparses (incrementally) when edited since the last parse. */
+base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len);
+/* The tree's S-expression (after ifl_tree_update); malloc'ed, caller frees. */
+char *ifl_tree_sexp(ifl_tree *t, const char *text, size_t len);
+/* Number of ERROR and MISSING nodes of the current tree. */
+size_t ifl_tree_error_count(ifl_tree *t, const char *text, size_t len);
+/* As ifl_syntax_locate / ifl_syntax_postprocess, on text the tree follows. */
+base_status ifl_tree_locate(ifl_tree *t, const char *text, size_t len, size_t cursor,
+                            size_t sel_start, size_t sel_end, ifl_span *out);
+base_status ifl_tree_postprocess(ifl_tree *t, const char *text, size_t len, const ifl_span *span,
+                                 const char *candidate, size_t cand_len, const ifl_post_opts *o,
+                                 char **out, size_t *out_len);
+
+/* Short lowercase name of a span kind ("line_rest", "block", ...). */
+const char *ifl_span_kind_name(ifl_span_kind k);
+
 #endif
