@@ -1,0 +1,248 @@
+// Tokenizer agreement test: infilld's tokenizer against Hugging Face
+// tokenizers (npm @anush008/tokenizers) on the real Qwen tokenizer.json.
+//
+// usage: node agree.js DRIVER TOKENIZER_DIR SNIPPETS_TSV
+//   DRIVER is a program that behaves like `infilld tokenize` (tok_driver).
+//
+// Checks, each over every input:
+//   1. snippets.tsv: every snippet present is read and its sha256 checked; a
+//      changed file fails the test; a missing file is skipped and reported;
+//   2. ids identical to the reference for snippets, adversarial Unicode and
+//      strings that spell added tokens (special ones must stay plain text);
+//   3. decode(encode(x)) == NFC(x).
+// All inputs go through the driver in one --jsonl call (and one --decode
+// call), so the whole test takes a few seconds.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const crypto = require('crypto');
+const { execFileSync } = require('child_process');
+
+const REPO = path.resolve(__dirname, '..', '..');
+const SKIP = 77;
+
+function loadReference(tokenizerJson) {
+  let Tokenizer;
+  try {
+    ({ Tokenizer } = require(path.join(REPO, 'tests', 'node_modules', '@anush008', 'tokenizers')));
+  } catch (e) {
+    console.log('SKIP: @anush008/tokenizers is not installed (run bootstrap.sh): ' + e.message);
+    process.exit(SKIP);
+  }
+  // Special added tokens get contents no input contains, so the reference
+  // never matches them (= encode_special_tokens); ids do not move.
+  const j = JSON.parse(fs.readFileSync(tokenizerJson, 'utf8'));
+  const special = [];
+  for (const t of j.added_tokens) {
+    if (t.special) {
+      special.push({ id: t.id, content: t.content });
+      t.content = '\uffff\ufffe' + t.id + '\ufffe\uffff';
+    }
+  }
+  return { tok: Tokenizer.fromString(JSON.stringify(j)), special, added: j.added_tokens };
+}
+
+function snippets(tsv) {
+  const out = [];
+  let missing = 0;
+  const changed = [];
+  const byLang = {};
+  const cache = new Map();
+  for (const line of fs.readFileSync(tsv, 'utf8').split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const [lang, p, off, len, sha] = line.split('\t');
+    const full = path.isAbsolute(p) ? p : path.join(REPO, p);
+    if (!cache.has(full)) cache.set(full, fs.existsSync(full) ? fs.readFileSync(full) : null);
+    const data = cache.get(full);
+    if (!data) {
+      missing++;
+      continue;
+    }
+    const bytes = data.subarray(Number(off), Number(off) + Number(len));
+    const h = crypto.createHash('sha256').update(bytes).digest('hex');
+    if (h !== sha || bytes.length !== Number(len)) {
+      changed.push(`${p}@${off}+${len}`);
+      continue;
+    }
+    out.push({ kind: 'snippet:' + lang, text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) });
+    byLang[lang] = (byLang[lang] || 0) + 1;
+  }
+  return { out, missing, changed, byLang };
+}
+
+// Hand-written hard cases: scripts, emoji, normalisation, whitespace, the
+// regex's contraction and digit rules, code-like text.
+function adversarial() {
+  const a = [
+    'hello world',
+    'Ünïcödé çàfé naïve résumé',
+    'e\u0301 a\u0300 o\u0308 n\u0303 (combining marks, NFC composes them)',
+    'A\u030a\u0301 \u1e9b\u0323 q\u0307\u0323 \u0915\u093c \u00c5\u212b',
+    '\ud55c\uad6d\uc5b4 \u1100\u1161\u11a8 (Hangul syllables and conjoining jamo)',
+    '中文测试：你好，世界！函数名_变量 = 1;',
+    '日本語のテキスト、カタカナとひらがな。',
+    '👍 👍🏽 👨‍👩‍👧‍👦 🏳️‍🌈 🧑🏿‍💻 ❤️‍🔥 🇫🇷🇯🇵 #️⃣ 1️⃣',
+    'emoji in code: const s = "😀😃😄"; // 🚀',
+    'line1\r\nline2\r\n\r\nline3\rline4\n',
+    '\tindented\n\t\tmore\n    spaces\n        eight\n',
+    ' '.repeat(1000) + 'x',
+    '\n'.repeat(300),
+    ' \t \n \r\n  \u00a0\u2003\u3000 mixed whitespace \u2028\u2029\u0085',
+    'x' + ' '.repeat(37) + '\n' + '\t'.repeat(20) + '}',
+    'שלום עולם — مرحبا بالعالم — \u202bRTL embed\u202c \u200f\u200e',
+    'ZWJ\u200dZWNJ\u200cBOM\ufeffSHY\u00ad',
+    "I'm you're he's we've they'll I'd it'S IT'S DON'T can’t",
+    '12345678901234567890 3.14159 0x1F2E 1e-10 ١٢٣ ۴۵۶ ７８９ ²³ ½ Ⅻ',
+    'for (int i = 0; i < n; ++i) { a[i] += b[i] * c; }',
+    'def f(x):\n    return x ** 2  # square\n',
+    '<<<>>> !== === ?? ?. => ... ::  ->* &&= ||= <=>',
+    'https://example.com/path?q=1&r=2#frag',
+    'ǅ ǈ ǋ ǲ ß ẞ ﬁ ﬂ İ ı ſ K Å',
+    'Ꭰꭰ 𐐀𐐨 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟘𝟙𝟚',
+    '\u0000nul\u0001\u001f\u007f del',
+    'a'.repeat(3000),
+    'ab'.repeat(800),
+    '_'.repeat(200) + '-'.repeat(200) + '='.repeat(200),
+    'ℌ𝔢𝔩𝔩𝔬 ⁰¹²³ ₀₁₂ ①②③',
+    '\u0e01\u0e34\u0e19\u0e02\u0e49\u0e32\u0e27 ภาษาไทย ລາວ ខ្មែរ',
+    'देवनागरी हिन्दी — বাংলা — தமிழ் — ગુજરાતી',
+    'Ελληνικά Кириллица Արմենerен ქართული',
+    '\ud83d\ude00'.repeat(50),
+    'tab\tsep\tvalues\t\t\n',
+    'trailing spaces   \n   \n',
+  ];
+  return a.map((text) => ({ kind: 'adversarial', text }));
+}
+
+// Every added token, alone and inside code: special ones must come out as
+// plain text (the reference cannot match them either), non-special ones as
+// the reference does.
+function addedTokenStrings(added) {
+  const out = [];
+  for (const t of added) {
+    const c = t.special ? t.originalContent : t.content;
+    out.push(c, `x = "${c}";`, `${c}${c}`, ` ${c}\n`, `// ${c} and <|mask|> <|endoftext|>`);
+  }
+  out.push('<|mask|>', '<|beginoftext|>', '<|expand|>', '<|endoftext|><|endoftext|>', '<|im_start|>user\n');
+  return out.map((text) => ({ kind: 'added-token', text }));
+}
+
+function main() {
+  const [driver, tokDir, tsv] = process.argv.slice(2);
+  const tokenizerJson = path.join(tokDir, 'tokenizer.json');
+  if (!fs.existsSync(tokenizerJson)) {
+    console.log(`SKIP: ${tokenizerJson} is missing (run bootstrap.sh)`);
+    process.exit(SKIP);
+  }
+  const ref = loadReference(tokenizerJson);
+  const originals = JSON.parse(fs.readFileSync(tokenizerJson, 'utf8')).added_tokens;
+  for (let i = 0; i < ref.added.length; i++) ref.added[i].originalContent = originals[i].content;
+  const specialIds = new Set(ref.special.map((s) => s.id));
+
+  const sn = snippets(tsv);
+  const cases = [...sn.out, ...adversarial(), ...addedTokenStrings(ref.added)];
+
+  const input = cases.map((c) => JSON.stringify(c.text)).join('\n') + '\n';
+  const ours = execFileSync(driver, ['--tokenizer', tokDir, '--jsonl'], {
+    input,
+    maxBuffer: 1 << 28,
+  })
+    .toString()
+    .split('\n');
+
+  let failures = 0;
+  const fail = (msg) => {
+    failures++;
+    if (failures <= 20) console.log('FAIL ' + msg);
+  };
+  return { cases, ours, fail, sn, specialIds, getFailures: () => failures, ref, driver, tokDir, input };
+}
+
+async function run() {
+  const ctx = main();
+  const { cases, ours, fail, sn, specialIds, ref, driver, tokDir, input } = ctx;
+  const counts = {};
+  for (let i = 0; i < cases.length; i++) {
+    const c = cases[i];
+    const e = await ref.tok.encode(c.text, null, { addSpecialTokens: false });
+    const want = e.getIds().join(' ');
+    const got = ours[i] === undefined ? '(missing)' : ours[i];
+    counts[c.kind.split(':')[0]] = (counts[c.kind.split(':')[0]] || 0) + 1;
+    if (got !== want) {
+      const g = got.split(' '), w = want.split(' ');
+      let k = 0;
+      while (k < g.length && g[k] === w[k]) k++;
+      fail(`${c.kind} #${i}: ids differ at token ${k}: ours ${g.slice(k, k + 6).join(' ')} vs ` +
+        `reference ${w.slice(k, k + 6).join(' ')}; text ${JSON.stringify(c.text.slice(0, 120))}`);
+    }
+    if (c.kind === 'added-token') {
+      for (const id of got.split(' ').filter((x) => x.length).map(Number)) {
+        if (specialIds.has(id)) fail(`added-token #${i}: user text produced special id ${id}: ${JSON.stringify(c.text)}`);
+      }
+    }
+  }
+
+  // Round trip through our own decoder.
+  const decoded = execFileSync(driver, ['--tokenizer', tokDir, '--decode', '--jsonl'], {
+    input: ours.slice(0, cases.length).map((l) => (l.length ? l : '[]')).join('\n') + '\n',
+    maxBuffer: 1 << 28,
+  })
+    .toString()
+    .split('\n');
+  for (let i = 0; i < cases.length; i++) {
+    const want = cases[i].text.normalize('NFC');
+    let got;
+    try {
+      got = JSON.parse(decoded[i]);
+    } catch (e) {
+      got = '(unparsable: ' + decoded[i] + ')';
+    }
+    if (got !== want) fail(`${cases[i].kind} #${i}: decode(encode(x)) != NFC(x): ${JSON.stringify(got.slice(0, 80))}`);
+  }
+
+  // The vocab.json + merges.txt (+ added_tokens.json, tokenizer_config.json)
+  // form of the same tokenizer, as DreamTokenizer ships it, must give the
+  // same ids.
+  const os = require('os');
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'infilld-tok-'));
+  try {
+    const j = JSON.parse(fs.readFileSync(path.join(tokDir, 'tokenizer.json'), 'utf8'));
+    fs.writeFileSync(path.join(tmp, 'vocab.json'), JSON.stringify(j.model.vocab));
+    const merges = j.model.merges.map((m) => (Array.isArray(m) ? m.join(' ') : m));
+    fs.writeFileSync(path.join(tmp, 'merges.txt'), '#version: 0.2\n' + merges.join('\n') + '\n');
+    const addedJson = {}, decoder = {};
+    for (const t of j.added_tokens) {
+      addedJson[t.content] = t.id;
+      decoder[String(t.id)] = { content: t.content, special: t.special, lstrip: t.lstrip, rstrip: t.rstrip,
+        normalized: t.normalized, single_word: t.single_word };
+    }
+    fs.writeFileSync(path.join(tmp, 'added_tokens.json'), JSON.stringify(addedJson));
+    fs.writeFileSync(path.join(tmp, 'tokenizer_config.json'), JSON.stringify({ added_tokens_decoder: decoder }));
+    const viaVocab = execFileSync(driver, ['--tokenizer', tmp, '--jsonl'], { input, maxBuffer: 1 << 28 })
+      .toString()
+      .split('\n');
+    let diff = 0;
+    for (let i = 0; i < cases.length; i++) if (viaVocab[i] !== ours[i]) diff++;
+    if (diff) fail(`vocab.json + merges.txt form differs from tokenizer.json on ${diff} strings`);
+    else console.log('vocab.json + merges.txt form: identical ids');
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+
+  const langs = Object.keys(sn.byLang);
+  console.log(`snippets: ${sn.out.length} in ${langs.length} languages (${langs.map((l) => l + ' ' + sn.byLang[l]).join(', ')})`);
+  console.log(`adversarial: ${counts.adversarial || 0}, added-token strings: ${counts['added-token'] || 0}`);
+  if (sn.missing) console.log(`REPORT: ${sn.missing} snippets skipped because their file is absent on this machine`);
+  for (const c of sn.changed.slice(0, 20)) fail(`snippet source changed (sha256 or length differs): ${c}`);
+  if (sn.changed.length) fail(`${sn.changed.length} snippet sources changed; regenerate with make_manifest.py`);
+  if (sn.out.length < 2000) fail(`only ${sn.out.length} snippets available (need >= 2000)`);
+  if (langs.length < 8) fail(`only ${langs.length} languages available (need >= 8)`);
+  const failures = ctx.getFailures();
+  console.log(failures ? `FAILED: ${failures} failures` : `OK: ${cases.length} strings, ids identical, round trips exact`);
+  process.exit(failures ? 1 : 0);
+}
+
+run().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,73 @@
+/* Tokenizer benchmark: load time of a tokenizer directory and encode
+ * throughput on source files. Prints one Markdown table row per measure.
+ *   bench_tokenizer TOKENIZER_DIR FILE... */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_tokenizer TOKENIZER_DIR FILE...\n");
+        return 2;
+    }
+    eng_error err = {0};
+    double load_ms[5];
+    eng_tokenizer *t = NULL;
+    for (int r = 0; r < 5; r++) {
+        eng_tokenizer_free(t);
+        uint64_t t0 = base_now_ns();
+        t = eng_tokenizer_load(argv[1], &err);
+        load_ms[r] = base_ms_since(t0);
+        if (!t) {
+            fprintf(stderr, "bench_tokenizer: %s\n", err.msg);
+            return 1;
+        }
+    }
+    qsort(load_ms, 5, sizeof *load_ms, cmp_d);
+    printf("| load %s | median of 5: %.1f ms (min %.1f) |\n", argv[1], load_ms[2], load_ms[0]);
+
+    base_buf text;
+    base_buf_init(&text);
+    for (int i = 2; i < argc; i++) {
+        char *s;
+        size_t n;
+        if (base_read_file(argv[i], &s, &n) != BASE_OK) {
+            fprintf(stderr, "bench_tokenizer: cannot read %s\n", argv[i]);
+            return 1;
+        }
+        base_buf_append(&text, s, n);
+        free(s);
+    }
+    const char *pass[] = {"encode, first pass (piece cache cold)",
+                          "encode, second pass (cache warm)"};
+    for (int p = 0; p < 2; p++) {
+        int32_t *ids = NULL;
+        size_t n = 0;
+        uint64_t t0 = base_now_ns();
+        if (eng_tokenize(t, text.data, text.len, &ids, &n) != BASE_OK) {
+            fprintf(stderr, "bench_tokenizer: encode failed\n");
+            return 1;
+        }
+        double ms = base_ms_since(t0);
+        printf("| %s, %.2f MB, %zu tokens | %.1f ms, %.1f MB/s, %.2f M tokens/s |\n", pass[p],
+               text.len / 1e6, n, ms, text.len / 1e3 / ms, n / 1e3 / ms);
+        char *out = NULL;
+        size_t len = 0;
+        t0 = base_now_ns();
+        eng_detokenize(t, ids, n, false, &out, &len);
+        if (p == 1)
+            printf("| decode %zu tokens | %.1f ms |\n", n, base_ms_since(t0));
+        free(out);
+        free(ids);
+    }
+    base_buf_deinit(&text);
+    eng_tokenizer_free(t);
+    return 0;
+}

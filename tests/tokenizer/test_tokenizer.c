@@ -1,0 +1,287 @@
+/* Tokenizer unit tests: fixed strings against Hugging Face ids (Qwen
+ * tokenizer.json), the plain-text rule for special tokens, invalid UTF-8,
+ * special ids by content, and the three file forms on a hand-checkable tiny
+ * vocabulary. */
+#include "check.h"
+#include "engine.h"
+#include "tokenizer_impl.h"
+
+#include "data/fixed_cases.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef TOK_TEST_DATA
+#error "TOK_TEST_DATA must name tests/tokenizer/data"
+#endif
+#ifndef TOK_QWEN_DIR
+#error "TOK_QWEN_DIR must name the directory of the Qwen tokenizer.json"
+#endif
+
+/* Encodes s[0..n) and compares with want[0..k). */
+static bool ids_equal(const eng_tokenizer *t, const char *s, size_t n, const int *want, size_t k) {
+    int32_t *ids = NULL;
+    size_t got = 0;
+    if (eng_tokenize(t, s, n, &ids, &got) != BASE_OK)
+        return false;
+    bool eq = got == k;
+    for (size_t i = 0; eq && i < k; i++)
+        eq = ids[i] == want[i];
+    if (!eq) {
+        fprintf(stderr, "  got:");
+        for (size_t i = 0; i < got; i++)
+            fprintf(stderr, " %d", ids[i]);
+        fprintf(stderr, "\n");
+    }
+    free(ids);
+    return eq;
+}
+
+/* decode(encode(s)) as a malloc'ed buffer. */
+static char *round_trip(const eng_tokenizer *t, const char *s, size_t n, size_t *len) {
+    int32_t *ids = NULL;
+    size_t k = 0;
+    char *out = NULL;
+    *len = 0;
+    if (eng_tokenize(t, s, n, &ids, &k) == BASE_OK &&
+        eng_detokenize(t, ids, k, false, &out, len) != BASE_OK)
+        out = NULL;
+    free(ids);
+    return out;
+}
+
+static bool has_special(const eng_tokenizer *t, const char *s) {
+    int32_t *ids = NULL;
+    size_t k = 0;
+    bool any = false;
+    if (eng_tokenize(t, s, strlen(s), &ids, &k) != BASE_OK)
+        return true;
+    for (size_t i = 0; i < k; i++)
+        any |= ids[i] >= 151643;
+    free(ids);
+    return any;
+}
+
+static void test_qwen(void) {
+    eng_error err = {0};
+    eng_tokenizer *t = eng_tokenizer_load(TOK_QWEN_DIR, &err);
+    if (!t) {
+        fprintf(stderr, "cannot load %s: %s\n", TOK_QWEN_DIR, err.msg);
+        CHECK(t != NULL);
+        return;
+    }
+    CHECK_EQ_U(eng_tokenizer_vocab_size(t), 151669);
+
+    for (size_t i = 0; i < BASE_ARRAY_LEN(FIXED_CASES); i++) {
+        const fixed_case *c = &FIXED_CASES[i];
+        if (!ids_equal(t, c->text, strlen(c->text), c->ids, (size_t)c->n)) {
+            fprintf(stderr, "  fixed case %zu differs\n", i);
+            CHECK(false);
+        }
+        size_t len;
+        char *back = round_trip(t, c->text, strlen(c->text), &len);
+        CHECK(back && len == strlen(c->nfc) && memcmp(back, c->nfc, len) == 0);
+        free(back);
+    }
+
+    /* Special ids by content; user text never produces them. */
+    CHECK_EQ_I(eng_token_special_id(t, "<|endoftext|>"), 151643);
+    CHECK_EQ_I(eng_token_special_id(t, "<|im_start|>"), 151644);
+    CHECK_EQ_I(eng_token_special_id(t, "<|fim_middle|>"), 151660);
+    CHECK_EQ_I(eng_token_special_id(t, "<|no such token|>"), -1);
+    CHECK_EQ_I(eng_token_special_id(t, "hello"), 14990); /* plain vocabulary entries too */
+    CHECK(!has_special(t, "<|endoftext|>"));
+    CHECK(!has_special(t, "a<|im_start|>b<|im_end|>c"));
+    CHECK(!has_special(t, "<|endoftext|><|endoftext|>"));
+
+    /* Decoding special ids writes their text unless skipped. */
+    int32_t sp[] = {14990, 151643, 1879};
+    char *out = NULL;
+    size_t len = 0;
+    CHECK_EQ_I(eng_detokenize(t, sp, 3, false, &out, &len), BASE_OK);
+    CHECK_STR(out, "hello<|endoftext|> world");
+    free(out);
+    CHECK_EQ_I(eng_detokenize(t, sp, 3, true, &out, &len), BASE_OK);
+    CHECK_STR(out, "hello world");
+    free(out);
+    int32_t bad[] = {1, 999999};
+    out = (char *)1;
+    CHECK_EQ_I(eng_detokenize(t, bad, 2, false, &out, &len), BASE_ERR_RANGE);
+    CHECK(out == NULL);
+
+    size_t bl = 0;
+    const char *b = eng_token_bytes(t, 1879, &bl);
+    CHECK(b && bl == 6 && memcmp(b, " world", 6) == 0);
+    CHECK(eng_token_bytes(t, -1, &bl) == NULL);
+    CHECK(eng_token_bytes(t, 151669, &bl) == NULL);
+
+    /* Invalid UTF-8: every invalid byte is one byte-level token (the id of
+     * byte b is its position in the GPT-2 alphabet), valid runs around it are
+     * tokenized and NFC-normalised as usual, and decoding gives every byte back. */
+    static const char *invalid[] = {
+        "a\xff"
+        "b",
+        "\xc3",
+        "\x80\x80",
+        "\xc0\xaf",
+        "\xed\xa0\x80",
+        "x\xf0\x9f\x98",
+        "\xf4\x90\x80\x80",
+        "int \xfe x;",
+        "\xe2\x82",
+    };
+    for (size_t i = 0; i < BASE_ARRAY_LEN(invalid); i++) {
+        size_t n = strlen(invalid[i]);
+        char *back = round_trip(t, invalid[i], n, &len);
+        CHECK(back && len == n && memcmp(back, invalid[i], n) == 0);
+        free(back);
+    }
+    {
+        int32_t *ids = NULL;
+        size_t k = 0;
+        CHECK_EQ_I(eng_tokenize(t,
+                                "a\xff"
+                                "b",
+                                3, &ids, &k),
+                   BASE_OK);
+        CHECK_EQ_U(k, 3);
+        if (k == 3) {
+            size_t l0;
+            const char *tb = eng_token_bytes(t, ids[1], &l0);
+            CHECK(tb && l0 == 1 && (unsigned char)tb[0] == 0xff);
+            CHECK_EQ_I(ids[0], 64); /* "a" */
+            CHECK_EQ_I(ids[2], 65); /* "b" */
+        }
+        free(ids);
+        /* e + U+0301 then an invalid byte: the valid run is composed to é. */
+        const char *s = "e\xcc\x81\xff";
+        char *back = round_trip(t, s, 4, &len);
+        CHECK(back && len == 3 && memcmp(back, "\xc3\xa9\xff", 3) == 0);
+        free(back);
+    }
+    /* NUL bytes are ordinary text. */
+    {
+        char *back = round_trip(t, "a\0b", 3, &len);
+        CHECK(back && len == 3 && memcmp(back, "a\0b", 3) == 0);
+        free(back);
+    }
+    /* Empty input. */
+    {
+        int32_t *ids = (int32_t *)1;
+        size_t k = 9;
+        CHECK_EQ_I(eng_tokenize(t, "", 0, &ids, &k), BASE_OK);
+        CHECK_EQ_U(k, 0);
+        free(ids);
+    }
+    eng_tokenizer_free(t);
+}
+
+/* The tiny fixtures (make_fixtures.py): byte b has id b; merges Ġt=256,
+ * he=257, Ġthe=258; added <|endoftext|>=259, <|mask|>=260 (special),
+ * <tool>=261 (not special). */
+static void test_tiny(const char *sub) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/%s", TOK_TEST_DATA, sub);
+    eng_error err = {0};
+    eng_tokenizer *t = eng_tokenizer_load(dir, &err);
+    if (!t) {
+        fprintf(stderr, "cannot load %s: %s\n", dir, err.msg);
+        CHECK(t != NULL);
+        return;
+    }
+    CHECK_EQ_U(eng_tokenizer_vocab_size(t), 262);
+    static const int the[] = {258};
+    CHECK(ids_equal(t, " the", 4, the, 1));
+    static const int the2[] = {'t', 257, 258, 258};
+    CHECK(ids_equal(t, "the the the", 11, the2, 4));
+    /* Special text stays bytes; the non-special added token is matched. */
+    static const int mixed[] = {261, '<', '|', 'm', 'a', 's', 'k', '|', '>', 258};
+    CHECK(ids_equal(t, "<tool><|mask|> the", 18, mixed, 10));
+    CHECK_EQ_I(eng_token_special_id(t, "<|mask|>"), 260);
+    CHECK_EQ_I(eng_token_special_id(t, "<tool>"), 261);
+    CHECK_EQ_I(eng_token_special_id(t, "<|endoftext|>"), 259);
+    /* Invalid byte 0xff is token 255; NFC composes e + U+0301 to é (c3 a9). */
+    static const int inv[] = {0xc3, 0xa9, 0xff};
+    CHECK(ids_equal(t, "e\xcc\x81\xff", 4, inv, 3));
+    eng_tokenizer_free(t);
+}
+
+static void test_errors(void) {
+    eng_error err = {0};
+    CHECK(eng_tokenizer_load(TOK_TEST_DATA "/no-such-dir", &err) == NULL);
+    CHECK_EQ_I(err.status, BASE_ERR_NOT_FOUND);
+    /* A directory without tokenizer files. */
+    CHECK(eng_tokenizer_load(TOK_TEST_DATA, &err) == NULL);
+    CHECK_EQ_I(err.status, BASE_ERR_NOT_FOUND);
+    CHECK(strstr(err.msg, "no tokenizer") != NULL);
+
+    static const char *bad[] = {
+        "",
+        "{",
+        "{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}",
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a b\"]}}",
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": -1}, \"merges\": []}}",
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a b\"]}}",
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [[\"a\"]]}}",
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, \"normalizer\": "
+        "{\"type\": "
+        "\"Lowercase\"}}",
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, \"pre_tokenizer\": "
+        "{\"type\": \"Split\", \"pattern\": {\"Regex\": \"(\"}, \"behavior\": \"Isolated\"}}",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+    };
+    for (size_t i = 0; i < BASE_ARRAY_LEN(bad); i++) {
+        memset(&err, 0, sizeof err);
+        eng_tokenizer *t = eng__tokenizer_from_json(bad[i], strlen(bad[i]), "bad.json", &err);
+        CHECK(t == NULL);
+        CHECK(err.status != BASE_OK && err.msg[0] != '\0');
+        if (t)
+            fprintf(stderr, "  bad tokenizer %zu was accepted\n", i);
+        eng_tokenizer_free(t);
+    }
+}
+
+static void test_json(void) {
+    eng_error err = {0};
+    const char *s = "{\"a\": [1, -2.5e-1, true, null, \"x\\u00e9\\ud83d\\ude00\\n\"], \"b\": {}}";
+    eng__json_doc *d = eng__json_parse(s, strlen(s), &err);
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    const eng__json *a = eng__json_get(eng__json_root(d), "a");
+    CHECK(a && a->type == ENG_JSON_ARR && a->n == 5);
+    if (a && a->n == 5) {
+        int64_t v = 0;
+        CHECK(eng__json_int(&a->u.items[0], &v) && v == 1);
+        CHECK(!eng__json_int(&a->u.items[1], &v) && a->u.items[1].u.num == -0.25);
+        CHECK(eng__json_bool(&a->u.items[2], false));
+        CHECK(a->u.items[3].type == ENG_JSON_NULL);
+        CHECK_STR(eng__json_str(&a->u.items[4]), "x\xc3\xa9\xf0\x9f\x98\x80\n");
+    }
+    CHECK(eng__json_get(eng__json_root(d), "missing") == NULL);
+    eng__json_free(d);
+
+    base_buf b;
+    base_buf_init(&b);
+    CHECK_EQ_I(eng__json_write_str(&b, "q\"\\\n\x01\xff\xc3\xa9", 8), BASE_OK);
+    CHECK_STR(b.data, "\"q\\\"\\\\\\n\\u0001\xef\xbf\xbd\xc3\xa9\"");
+    base_buf_deinit(&b);
+}
+
+int main(void) {
+    test_json();
+    test_errors();
+    test_tiny("tiny_json");
+    test_tiny("tiny_pairs");
+    test_tiny("tiny_vocab");
+    FILE *f = fopen(TOK_QWEN_DIR "/tokenizer.json", "rb");
+    if (f) {
+        fclose(f);
+        test_qwen();
+    } else {
+        fprintf(stderr, "note: %s/tokenizer.json missing (run bootstrap.sh); Qwen cases skipped\n",
+                TOK_QWEN_DIR);
+    }
+    return check_finish("test_tokenizer");
+}
