@@ -1,0 +1,769 @@
+/* CUDA backend: fills eng_backend_i with the kernels of kernels/ (plain C API;
+ * no CUDA header is included here).
+ *
+ * Weights are uploaded once at init: q/k/v are concatenated into one [q+2kv, d]
+ * matrix (and their biases into one vector) and gate/up into one [2*d_ff, d]
+ * matrix, so a layer runs four GEMMs. The residual adds are fused into the
+ * o_proj and down_proj GEMMs (beta = 1). Activations are fp32 between ops and
+ * rounded to the GEMM input type (BF16 for BF16/FP8 weights) only as GEMM
+ * input, so RMSNorm, RoPE, softmax and the vocabulary reductions run in fp32.
+ *
+ * A step uploads its inputs from pinned buffers, recomputes the window rows of
+ * every layer (writing their K/V into the device cache, attending to the whole
+ * cached canvas), runs the final norm and LM head on the asked rows only, and
+ * reduces each logit row on the device; the 16-byte results per row come back
+ * in one copy followed by the step's single synchronisation. The whole launch
+ * sequence of a step is captured as a CUDA graph per shape (eng__cuda_graph_key)
+ * and replayed.
+ *
+ * Environment: INFILLD_CUDA_FP8=1 stores the matrices as FP8 E4M3 with per-row
+ * scales; INFILLD_CUDA_GRAPHS=0 runs steps without graphs (debugging).
+ * Synthetic weights: when every tensor's data is NULL (bench_cuda), the
+ * matrices are filled with deterministic random values on the device. */
+#include "backend_cuda.h"
+#include "engine_impl.h"
+#include "kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENG__CU_MOD "cuda"
+#define ENG__CU_HEAD_CHUNK 256 /* LM-head rows per GEMM (bounds the logits scratch) */
+#define ENG__CU_MAX_BIAS 256   /* logit-bias entries per step */
+#define ENG__CU_GRAPHS 8       /* cached step graphs per context */
+
+typedef struct eng__cu_layer {
+    kcu_weight wqkv;  /* (q + 2*kv, d) */
+    float *bqkv;      /* dev (q + 2*kv), NULL without q/k/v bias */
+    kcu_weight wo;    /* (d, q) */
+    kcu_weight wgu;   /* (2*d_ff, d): gate rows then up rows */
+    kcu_weight wdown; /* (d, d_ff) */
+    float *attn_norm; /* dev (d) */
+    float *ffn_norm;  /* dev (d) */
+} eng__cu_layer;
+
+struct eng_backend {
+    eng_model_info info;
+    kcu_ctx *k;
+    kcu_dtype wdt; /* matrix storage */
+    kcu_dtype adt; /* GEMM input type */
+    eng__cu_layer *layers;
+    void *embed; /* dev (vocab, d) in embed_dt */
+    kcu_dtype embed_dt;
+    float *norm;     /* dev (d) */
+    kcu_weight head; /* (vocab, d); data == embed when tied and not FP8 */
+    void *dq;        /* dev scratch for FP8 dequantisation (largest matrix, BF16) */
+    uint64_t weight_bytes;
+    bool synthetic;
+    bool lost; /* a sticky CUDA error: every later call fails */
+    char desc[256];
+};
+
+typedef struct eng__cu_graph {
+    eng__cuda_graph_key key;
+    kcu_graph *g;
+    uint64_t used; /* LRU stamp */
+} eng__cu_graph;
+
+/* Pinned host staging of one step's inputs and outputs. */
+typedef struct eng__cu_host {
+    int32_t *tokens;    /* [R] window tokens, b * n_q + i */
+    uint8_t *valid;     /* [R] whole canvas, b * len + i */
+    int32_t *head_rows; /* [R] */
+    uint32_t *noise_pos;
+    kcu_sample_params *params;
+    kcu_bias *bias;      /* [ENG__CU_MAX_BIAS] */
+    kcu_row_result *res; /* [R] */
+} eng__cu_host;
+
+struct eng_bctx {
+    eng_backend *be;
+    int max_batch, max_len;
+    float *kc, *vc; /* dev [n_layer][max_batch][max_len][n_kv*hd] */
+    float *x;       /* dev [R, d] residual stream */
+    void *xn;       /* dev [R, max(d, q, d_ff)] GEMM input (adt) */
+    float *qkv;     /* dev [R, q + 2*kv] */
+    float *gu;      /* dev [R, 2*d_ff] */
+    int32_t *tokens, *pos, *head_rows;
+    uint8_t *valid;
+    uint32_t *noise_pos;
+    kcu_sample_params *params;
+    kcu_bias *bias;
+    kcu_row_result *res;
+    float *hrows;  /* dev [HC, d] */
+    void *hn;      /* dev [HC, d] adt */
+    float *logits; /* dev [HC, vocab] */
+    eng__cu_host h;
+    eng__cu_graph graphs[ENG__CU_GRAPHS];
+    uint64_t stamp;
+    bool use_graphs;
+    int full_n_seq, full_len; /* layout of the last FULL step/forward; 0 = none */
+    const volatile int *cancel;
+};
+
+static size_t eng__cu_R(const eng_bctx *c) { return (size_t)c->max_batch * (size_t)c->max_len; }
+
+/* Logs the kernel module's error text and maps the status for the caller. */
+static base_status eng__cu_fail(eng_backend *be, base_status st, const char *what) {
+    BASE_LOGE(ENG__CU_MOD, "%s failed: %s (%s)", what, kcu_ctx_error(be->k), base_status_str(st));
+    if (kcu_ctx_lost(be->k)) {
+        be->lost = true;
+        BASE_LOGE(ENG__CU_MOD, "the CUDA device is lost; requests on it will fail");
+    }
+    return st;
+}
+
+/* ---- weights ----------------------------------------------------------------- */
+
+static bool eng__cu_env_on(const char *name) {
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Allocates a matrix of `rows` x `cols` in be->wdt. */
+static base_status eng__cu_weight_alloc(eng_backend *be, int64_t rows, int64_t cols,
+                                        kcu_weight *w) {
+    memset(w, 0, sizeof *w);
+    w->dtype = be->wdt;
+    w->rows = rows;
+    w->cols = cols;
+    base_status st = kcu_malloc(be->k, (size_t)rows * cols * kcu_dtype_size(be->wdt), &w->data);
+    if (!st && be->wdt == KCU_FP8)
+        st = kcu_malloc(be->k, (size_t)rows * sizeof(float), (void **)&w->scale);
+    return st;
+}
+
+static void eng__cu_weight_free(eng_backend *be, kcu_weight *w) {
+    kcu_free(be->k, w->data);
+    kcu_free(be->k, w->scale);
+    w->data = NULL;
+    w->scale = NULL;
+}
+
+/* Copies source tensors (stacked by rows) into the matrix w. Host data goes
+ * through `stage` (dev, large enough for the biggest matrix in BF16/F32) when
+ * a conversion or quantisation is needed. Synthetic (NULL data) fills randomly. */
+static base_status eng__cu_weight_fill(eng_backend *be, kcu_weight *w, const eng_tensor *const *src,
+                                       int n_src, void *stage, uint64_t seed, eng_error *err) {
+    kcu_ctx *k = be->k;
+    int64_t r0 = 0;
+    base_status st = BASE_OK;
+    if (be->synthetic)
+        n_src = 1; /* one random fill of the whole matrix */
+    for (int i = 0; i < n_src && !st; i++) {
+        const eng_tensor *t = src[i];
+        int64_t rows = be->synthetic ? w->rows : t->rows;
+        if (!be->synthetic && (t->cols != w->cols || r0 + rows > w->rows))
+            return eng__err(err, BASE_ERR_MODEL, "%s: shape (%lld, %lld) does not fit (%lld, %lld)",
+                            t->name ? t->name : "tensor", (long long)t->rows, (long long)t->cols,
+                            (long long)w->rows, (long long)w->cols);
+        size_t n = (size_t)rows * w->cols;
+        if (be->wdt != KCU_FP8) {
+            char *dst = (char *)w->data + (size_t)r0 * w->cols * kcu_dtype_size(be->wdt);
+            if (be->synthetic) {
+                st = kcu_fill_random(k, dst, be->wdt, n, 0.03f, seed + (uint64_t)i);
+            } else if ((int)t->dtype == (int)be->wdt) {
+                st = kcu_upload(k, dst, t->data, n * kcu_dtype_size(be->wdt));
+            } else {
+                st = kcu_upload(k, stage, t->data, n * kcu_dtype_size((kcu_dtype)t->dtype));
+                if (!st)
+                    st = kcu_convert(k, stage, (kcu_dtype)t->dtype, dst, be->wdt, n);
+            }
+        }
+        r0 += rows;
+    }
+    if (st)
+        return st;
+    if (be->wdt == KCU_FP8) {
+        /* Stack the sources in BF16 in the stage, then quantise per row. */
+        r0 = 0;
+        for (int i = 0; i < n_src && !st; i++) {
+            const eng_tensor *t = src[i];
+            int64_t rows = be->synthetic ? w->rows : t->rows;
+            size_t n = (size_t)rows * w->cols;
+            char *dst = (char *)stage + (size_t)r0 * w->cols * 2;
+            if (be->synthetic) {
+                st = kcu_fill_random(k, dst, KCU_BF16, n, 0.03f, seed + (uint64_t)i);
+            } else if (t->dtype == ENG_BF16) {
+                st = kcu_upload(k, dst, t->data, n * 2);
+            } else {
+                /* Convert through the tail of the stage: the BF16 image of the
+                 * remaining rows never reaches it while this tensor is read. */
+                size_t tail_off = (size_t)w->rows * w->cols * 2;
+                char *tmp = (char *)stage + tail_off;
+                st = kcu_upload(k, tmp, t->data, n * kcu_dtype_size((kcu_dtype)t->dtype));
+                if (!st)
+                    st = kcu_convert(k, tmp, (kcu_dtype)t->dtype, dst, KCU_BF16, n);
+            }
+            r0 += rows;
+        }
+        if (!st)
+            st = kcu_quantize_fp8(k, stage, KCU_BF16, w->rows, w->cols, w);
+        if (!st)
+            st = kcu_sync(k);
+    }
+    return st;
+}
+
+/* Uploads a 1-D tensor (or n zeros/ones when synthetic) as f32. */
+static base_status eng__cu_vec_f32(eng_backend *be, const eng_tensor *const *src, int n_src,
+                                   int64_t n, float fill, float **out) {
+    *out = NULL;
+    float *h = malloc((size_t)n * sizeof(float));
+    if (!h)
+        return BASE_ERR_NOMEM;
+    int64_t o = 0;
+    if (be->synthetic)
+        n_src = 1;
+    for (int i = 0; i < n_src; i++) {
+        int64_t m = be->synthetic ? n : src[i]->cols * src[i]->rows;
+        if (o + m > n) {
+            free(h);
+            return BASE_ERR_MODEL;
+        }
+        if (be->synthetic || !src[i]->data) {
+            for (int64_t j = 0; j < m; j++)
+                h[o + j] = fill;
+        } else {
+            eng__tensor_row_f32(src[i], 0, 0, m, h + o);
+        }
+        o += m;
+    }
+    base_status st = kcu_malloc(be->k, (size_t)n * sizeof(float), (void **)out);
+    if (!st)
+        st = kcu_upload(be->k, *out, h, (size_t)n * sizeof(float));
+    free(h);
+    return st;
+}
+
+static void eng__cu_free(eng_backend *be);
+
+static base_status eng__cu_upload_all(eng_backend *be, const eng_weights *w, eng_error *err) {
+    const eng_model_info *I = &be->info;
+    const int64_t d = I->d_model, hd = I->head_dim, q = (int64_t)I->n_head * hd;
+    const int64_t kv = (int64_t)I->n_kv_head * hd, ff = I->d_ff, V = I->vocab_size;
+    kcu_ctx *k = be->k;
+    base_status st;
+
+    /* Stage: the largest matrix in F32 (conversions) plus its BF16 image (FP8). */
+    int64_t big = (q + 2 * kv) * d;
+    if (2 * ff * d > big)
+        big = 2 * ff * d;
+    if (V * d > big)
+        big = V * d;
+    size_t stage_bytes = (size_t)big * 4 + (size_t)big * 2;
+    void *stage = NULL;
+    if ((st = kcu_malloc(k, stage_bytes, &stage)))
+        return eng__err(err, st, "cuda: staging buffer: %s", kcu_ctx_error(k));
+    if (be->wdt == KCU_FP8 &&
+        (st = kcu_malloc(k, (size_t)(2 * ff * d > d * ff ? 2 * ff * d : d * ff) * 2, &be->dq)))
+        goto fail;
+
+    be->layers = calloc((size_t)I->n_layer, sizeof *be->layers);
+    if (!be->layers) {
+        st = BASE_ERR_NOMEM;
+        goto fail;
+    }
+    for (int l = 0; l < I->n_layer; l++) {
+        const eng_layer_w *lw = &w->layers[l];
+        eng__cu_layer *L = &be->layers[l];
+        uint64_t seed = 0x1000u * (uint64_t)(l + 1);
+        const eng_tensor *qkv[3] = {&lw->wq, &lw->wk, &lw->wv};
+        const eng_tensor *gu[2] = {&lw->w_gate, &lw->w_up};
+        const eng_tensor *o1[1] = {&lw->wo}, *dn[1] = {&lw->w_down};
+        if ((st = eng__cu_weight_alloc(be, q + 2 * kv, d, &L->wqkv)) ||
+            (st = eng__cu_weight_fill(be, &L->wqkv, qkv, 3, stage, seed + 1, err)) ||
+            (st = eng__cu_weight_alloc(be, d, q, &L->wo)) ||
+            (st = eng__cu_weight_fill(be, &L->wo, o1, 1, stage, seed + 2, err)) ||
+            (st = eng__cu_weight_alloc(be, 2 * ff, d, &L->wgu)) ||
+            (st = eng__cu_weight_fill(be, &L->wgu, gu, 2, stage, seed + 3, err)) ||
+            (st = eng__cu_weight_alloc(be, d, ff, &L->wdown)) ||
+            (st = eng__cu_weight_fill(be, &L->wdown, dn, 1, stage, seed + 4, err)))
+            goto fail;
+        const eng_tensor *an[1] = {&lw->attn_norm}, *fn[1] = {&lw->ffn_norm};
+        if ((st = eng__cu_vec_f32(be, an, 1, d, 1.0f, &L->attn_norm)) ||
+            (st = eng__cu_vec_f32(be, fn, 1, d, 1.0f, &L->ffn_norm)))
+            goto fail;
+        if (I->qkv_bias) {
+            const eng_tensor *b3[3] = {&lw->bq, &lw->bk, &lw->bv};
+            if (!be->synthetic && (!lw->bq.data || !lw->bk.data || !lw->bv.data)) {
+                st = eng__err(err, BASE_ERR_MODEL, "cuda: layer %d: q/k/v bias missing", l);
+                goto fail;
+            }
+            if ((st = eng__cu_vec_f32(be, b3, 3, q + 2 * kv, 0.0f, &L->bqkv)))
+                goto fail;
+        }
+    }
+    const eng_tensor *nm[1] = {&w->norm};
+    if ((st = eng__cu_vec_f32(be, nm, 1, d, 1.0f, &be->norm)))
+        goto fail;
+
+    /* Embedding: kept in its stored type (F32/F16/BF16) for the gather. */
+    be->embed_dt =
+        be->synthetic ? (be->wdt == KCU_F32 ? KCU_F32 : KCU_BF16) : (kcu_dtype)w->embed.dtype;
+    size_t emb_bytes = (size_t)V * d * kcu_dtype_size(be->embed_dt);
+    if ((st = kcu_malloc(k, emb_bytes, &be->embed)))
+        goto fail;
+    if (be->synthetic)
+        st = kcu_fill_random(k, be->embed, be->embed_dt, (size_t)V * d, 0.03f, 0x5eedu);
+    else if (w->embed.rows != V || w->embed.cols != d)
+        st = eng__err(err, BASE_ERR_MODEL, "cuda: embedding shape mismatch");
+    else
+        st = kcu_upload(k, be->embed, w->embed.data, emb_bytes);
+    if (st)
+        goto fail;
+
+    /* LM head: shares the embedding when tied and the types agree. */
+    bool tied = be->synthetic ? I->tied_head : (w->lm_head.data == w->embed.data);
+    if (tied && be->wdt != KCU_FP8 && be->embed_dt == be->wdt) {
+        be->head.dtype = be->wdt;
+        be->head.rows = V;
+        be->head.cols = d;
+        be->head.data = be->embed;
+    } else {
+        const eng_tensor *hs[1] = {tied ? &w->embed : &w->lm_head};
+        if ((st = eng__cu_weight_alloc(be, V, d, &be->head)) ||
+            (st = eng__cu_weight_fill(be, &be->head, hs, 1, stage, tied ? 0x5eedu : 0x4eadu, err)))
+            goto fail;
+    }
+    if ((st = kcu_sync(k)))
+        goto fail;
+    kcu_free(k, stage);
+    return BASE_OK;
+fail:
+    kcu_free(k, stage);
+    if (!err->status)
+        eng__err(err, st, "cuda: uploading weights: %s", kcu_ctx_error(k));
+    return err->status;
+}
+
+static eng_backend *eng__cu_init(const eng_weights *w, const eng_load_opts *opts, eng_error *err) {
+    (void)opts;
+    kcu_device_info di;
+    char msg[256];
+    if (kcu_device_query(&di, msg, sizeof msg) != BASE_OK) {
+        eng__err(err, BASE_ERR_DEVICE, "cuda: %s", msg);
+        return NULL;
+    }
+    const eng_model_info *I = w->info;
+    if (I->head_dim > 128 || I->head_dim % 2 || I->n_kv_head <= 0 || I->n_head % I->n_kv_head) {
+        eng__err(err, BASE_ERR_UNSUPPORTED, "cuda: head_dim %d / heads %d/%d not supported",
+                 I->head_dim, I->n_head, I->n_kv_head);
+        return NULL;
+    }
+    eng_backend *be = calloc(1, sizeof *be);
+    if (!be) {
+        eng__err(err, BASE_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    be->info = *I;
+    be->synthetic = w->embed.data == NULL;
+    eng_dtype src = I->dtype;
+    if (eng__cu_env_on("INFILLD_CUDA_FP8"))
+        be->wdt = KCU_FP8;
+    else
+        be->wdt = (kcu_dtype)src;
+    be->adt = kcu_act_dtype(be->wdt);
+
+    /* Budget: weights + a small context + 512 MiB for cuBLAS and the runtime. */
+    uint64_t need = eng__cuda_weight_bytes(I, (int)be->wdt) +
+                    eng__cuda_ctx_bytes(I, 1, 256, ENG__CU_HEAD_CHUNK) + (512ull << 20);
+    if (need > di.free_bytes) {
+        eng__err(err, BASE_ERR_NOMEM,
+                 "cuda: the model needs %.2f GiB of device memory, %.2f GiB free on %s",
+                 (double)need / 1073741824.0, (double)di.free_bytes / 1073741824.0, di.name);
+        free(be);
+        return NULL;
+    }
+    be->k = kcu_ctx_new(0, msg, sizeof msg);
+    if (!be->k) {
+        eng__err(err, BASE_ERR_DEVICE, "cuda: %s", msg);
+        free(be);
+        return NULL;
+    }
+    if (eng__cu_upload_all(be, w, err)) {
+        eng__cu_free(be);
+        return NULL;
+    }
+    be->weight_bytes = eng__cuda_weight_bytes(I, (int)be->wdt);
+    static const char *const dtn[] = {"F32", "F16", "BF16", "FP8-E4M3"};
+    snprintf(be->desc, sizeof be->desc, "cuda (%s, sm_%d%d, %.1f GiB, %s weights%s)", di.name,
+             di.major, di.minor, (double)di.total_bytes / 1073741824.0, dtn[be->wdt],
+             be->synthetic ? ", synthetic" : "");
+    BASE_LOGI(ENG__CU_MOD, "%s: %.2f GiB of weights on the device", be->desc,
+              (double)be->weight_bytes / 1073741824.0);
+    return be;
+}
+
+static void eng__cu_free(eng_backend *be) {
+    if (!be)
+        return;
+    if (be->layers) {
+        for (int l = 0; l < be->info.n_layer; l++) {
+            eng__cu_layer *L = &be->layers[l];
+            eng__cu_weight_free(be, &L->wqkv);
+            eng__cu_weight_free(be, &L->wo);
+            eng__cu_weight_free(be, &L->wgu);
+            eng__cu_weight_free(be, &L->wdown);
+            kcu_free(be->k, L->bqkv);
+            kcu_free(be->k, L->attn_norm);
+            kcu_free(be->k, L->ffn_norm);
+        }
+        free(be->layers);
+    }
+    if (be->head.data != be->embed)
+        eng__cu_weight_free(be, &be->head);
+    kcu_free(be->k, be->embed);
+    kcu_free(be->k, be->norm);
+    kcu_free(be->k, be->dq);
+    kcu_ctx_free(be->k);
+    free(be);
+}
+
+static const char *eng__cu_desc(eng_backend *be) { return be->desc; }
+
+/* ---- context --------------------------------------------------------------------- */
+
+static void eng__cu_ctx_free(eng_bctx *c);
+
+static eng_bctx *eng__cu_ctx_new(eng_backend *be, int max_batch, int max_len, eng_error *err) {
+    if (be->lost) {
+        eng__err(err, BASE_ERR_DEVICE, "cuda: the device was lost");
+        return NULL;
+    }
+    const eng_model_info *I = &be->info;
+    kcu_device_info di;
+    char msg[256];
+    uint64_t need = eng__cuda_ctx_bytes(I, max_batch, max_len, ENG__CU_HEAD_CHUNK);
+    if (kcu_device_query(&di, msg, sizeof msg) == BASE_OK && need > di.free_bytes) {
+        eng__err(err, BASE_ERR_NOMEM,
+                 "cuda: a %d x %d context needs %.2f GiB of device memory, %.2f GiB free",
+                 max_batch, max_len, (double)need / 1073741824.0,
+                 (double)di.free_bytes / 1073741824.0);
+        return NULL;
+    }
+    eng_bctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        eng__err(err, BASE_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    c->be = be;
+    c->max_batch = max_batch;
+    c->max_len = max_len;
+    c->use_graphs = !getenv("INFILLD_CUDA_GRAPHS") || eng__cu_env_on("INFILLD_CUDA_GRAPHS");
+    const size_t R = eng__cu_R(c);
+    const size_t d = (size_t)I->d_model, hd = (size_t)I->head_dim;
+    const size_t q = (size_t)I->n_head * hd, kv = (size_t)I->n_kv_head * hd;
+    const size_t ff = (size_t)I->d_ff, V = (size_t)I->vocab_size, HC = ENG__CU_HEAD_CHUNK;
+    size_t wide = d > q ? d : q;
+    if (ff > wide)
+        wide = ff;
+    const size_t as = kcu_dtype_size(be->adt);
+    kcu_ctx *k = be->k;
+    base_status st;
+    if ((st = kcu_malloc(k, (size_t)I->n_layer * R * kv * 4, (void **)&c->kc)) ||
+        (st = kcu_malloc(k, (size_t)I->n_layer * R * kv * 4, (void **)&c->vc)) ||
+        (st = kcu_memset(k, c->kc, 0, (size_t)I->n_layer * R * kv * 4)) ||
+        (st = kcu_memset(k, c->vc, 0, (size_t)I->n_layer * R * kv * 4)) ||
+        (st = kcu_malloc(k, R * d * 4, (void **)&c->x)) ||
+        (st = kcu_malloc(k, R * wide * as, &c->xn)) ||
+        (st = kcu_malloc(k, R * (q + 2 * kv) * 4, (void **)&c->qkv)) ||
+        (st = kcu_malloc(k, R * 2 * ff * 4, (void **)&c->gu)) ||
+        (st = kcu_malloc(k, R * 4, (void **)&c->tokens)) ||
+        (st = kcu_malloc(k, R * 4, (void **)&c->pos)) ||
+        (st = kcu_malloc(k, R * 4, (void **)&c->head_rows)) ||
+        (st = kcu_malloc(k, R, (void **)&c->valid)) ||
+        (st = kcu_malloc(k, R * 4, (void **)&c->noise_pos)) ||
+        (st = kcu_malloc(k, sizeof(kcu_sample_params), (void **)&c->params)) ||
+        (st = kcu_malloc(k, ENG__CU_MAX_BIAS * sizeof(kcu_bias), (void **)&c->bias)) ||
+        (st = kcu_malloc(k, R * sizeof(kcu_row_result), (void **)&c->res)) ||
+        (st = kcu_malloc(k, HC * d * 4, (void **)&c->hrows)) ||
+        (st = kcu_malloc(k, HC * d * as, &c->hn)) ||
+        (st = kcu_malloc(k, HC * V * 4, (void **)&c->logits)) ||
+        (st = kcu_host_alloc(k, R * 4, (void **)&c->h.tokens)) ||
+        (st = kcu_host_alloc(k, R, (void **)&c->h.valid)) ||
+        (st = kcu_host_alloc(k, R * 4, (void **)&c->h.head_rows)) ||
+        (st = kcu_host_alloc(k, R * 4, (void **)&c->h.noise_pos)) ||
+        (st = kcu_host_alloc(k, sizeof(kcu_sample_params), (void **)&c->h.params)) ||
+        (st = kcu_host_alloc(k, ENG__CU_MAX_BIAS * sizeof(kcu_bias), (void **)&c->h.bias)) ||
+        (st = kcu_host_alloc(k, R * sizeof(kcu_row_result), (void **)&c->h.res)) ||
+        (st = kcu_sync(k))) {
+        eng__err(err, st, "cuda: context of %d x %d: %s", max_batch, max_len, kcu_ctx_error(k));
+        eng__cu_ctx_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void eng__cu_ctx_free(eng_bctx *c) {
+    if (!c)
+        return;
+    kcu_ctx *k = c->be->k;
+    for (int i = 0; i < ENG__CU_GRAPHS; i++)
+        kcu_graph_free(c->graphs[i].g);
+    void *dev[] = {c->kc,     c->vc,  c->x,         c->xn,    c->qkv,       c->gu,
+                   c->tokens, c->pos, c->head_rows, c->valid, c->noise_pos, c->params,
+                   c->bias,   c->res, c->hrows,     c->hn,    c->logits};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        kcu_free(k, dev[i]);
+    void *pin[] = {c->h.tokens, c->h.valid, c->h.head_rows, c->h.noise_pos,
+                   c->h.params, c->h.bias,  c->h.res};
+    for (size_t i = 0; i < sizeof pin / sizeof pin[0]; i++)
+        kcu_host_free(k, pin[i]);
+    free(c);
+}
+
+static void eng__cu_set_cancel(eng_bctx *c, const volatile int *flag) { c->cancel = flag; }
+
+static bool eng__cu_cancelled(const eng_bctx *c) { return c->cancel && *c->cancel; }
+
+/* ---- the layer program ------------------------------------------------------------- */
+
+/* Fills the pinned inputs for a window of the batch. */
+static void eng__cu_pack(eng_bctx *c, const eng_batch *batch, int win_start, int n_q) {
+    const int len = batch->len;
+    for (int b = 0; b < batch->n_seq; b++) {
+        memcpy(c->h.tokens + (size_t)b * n_q, batch->tokens + (size_t)b * len + win_start,
+               (size_t)n_q * sizeof(int32_t));
+        if (batch->valid)
+            memcpy(c->h.valid + (size_t)b * len, batch->valid + (size_t)b * len, (size_t)len);
+        else
+            memset(c->h.valid + (size_t)b * len, 1, (size_t)len);
+    }
+}
+
+/* Issues the uploads and every layer for the window rows. With `check_cancel`
+ * (eager runs only) stops between layers when the flag is set. */
+static base_status eng__cu_layers(eng_bctx *c, int n_seq, int len, int win_start, int n_q,
+                                  bool check_cancel) {
+    eng_backend *be = c->be;
+    const eng_model_info *I = &be->info;
+    kcu_ctx *k = be->k;
+    const int d = I->d_model, hd = I->head_dim, q = I->n_head * hd, kv = I->n_kv_head * hd;
+    const int qkvw = q + 2 * kv, ff = I->d_ff;
+    const int rows = n_seq * n_q;
+    const size_t cache_layer = eng__cu_R(c) * (size_t)kv;
+    base_status st;
+    if ((st = kcu_upload_async(k, c->tokens, c->h.tokens, (size_t)rows * 4)) ||
+        (st = kcu_upload_async(k, c->valid, c->h.valid, (size_t)n_seq * len)) ||
+        (st = kcu_positions(k, c->valid, n_seq, len, win_start, n_q, c->pos)) ||
+        (st = kcu_embed(k, be->embed, be->embed_dt, I->vocab_size, d, c->tokens, rows, c->x)))
+        return st;
+    kcu_attn_shape s = {n_seq, len, c->max_len, win_start, n_q, I->n_head, I->n_kv_head, hd};
+    for (int l = 0; l < I->n_layer; l++) {
+        if (check_cancel && eng__cu_cancelled(c))
+            return BASE_ERR_CANCELLED;
+        eng__cu_layer *L = &be->layers[l];
+        float *kc = c->kc + (size_t)l * cache_layer, *vc = c->vc + (size_t)l * cache_layer;
+        if ((st = kcu_rmsnorm(k, c->x, L->attn_norm, rows, d, I->rms_eps, c->xn, be->adt)) ||
+            (st = kcu_gemm(k, &L->wqkv, c->xn, rows, c->qkv, 0.0f, be->dq)) ||
+            (L->bqkv && (st = kcu_bias_add(k, c->qkv, L->bqkv, rows, qkvw))) ||
+            (st = kcu_rope(k, c->qkv, qkvw, c->pos, rows, I->n_head, hd, I->rope_theta)) ||
+            (st = kcu_rope(k, c->qkv + q, qkvw, c->pos, rows, I->n_kv_head, hd, I->rope_theta)) ||
+            (st = kcu_kv_store(k, &s, c->qkv, qkvw, q, q + kv, kc, vc)) ||
+            (st = kcu_attention(k, &s, c->qkv, qkvw, kc, vc, c->valid, c->xn, be->adt)) ||
+            (st = kcu_gemm(k, &L->wo, c->xn, rows, c->x, 1.0f, be->dq)) ||
+            (st = kcu_rmsnorm(k, c->x, L->ffn_norm, rows, d, I->rms_eps, c->xn, be->adt)) ||
+            (st = kcu_gemm(k, &L->wgu, c->xn, rows, c->gu, 0.0f, be->dq)) ||
+            (st = kcu_swiglu(k, c->gu, rows, ff, c->xn, be->adt)) ||
+            (st = kcu_gemm(k, &L->wdown, c->xn, rows, c->x, 1.0f, be->dq)))
+            return st;
+    }
+    return BASE_OK;
+}
+
+/* Final norm + LM head for rows [r0, r0 + n) of head_rows into c->logits. */
+static base_status eng__cu_head(eng_bctx *c, int r0, int n) {
+    eng_backend *be = c->be;
+    const eng_model_info *I = &be->info;
+    kcu_ctx *k = be->k;
+    base_status st;
+    if ((st = kcu_gather_rows(k, c->x, c->head_rows + r0, n, I->d_model, c->hrows)) ||
+        (st = kcu_rmsnorm(k, c->hrows, be->norm, n, I->d_model, I->rms_eps, c->hn, be->adt)) ||
+        (st = kcu_gemm(k, &be->head, c->hn, n, c->logits, 0.0f, be->dq)))
+        return st;
+    return BASE_OK;
+}
+
+/* Everything a step issues after its inputs are packed: capturable. */
+static base_status eng__cu_step_program(eng_bctx *c, const eng__cuda_plan *p) {
+    eng_backend *be = c->be;
+    kcu_ctx *k = be->k;
+    base_status st;
+    if ((st = kcu_upload_async(k, c->head_rows, c->h.head_rows, (size_t)p->n_head_rows * 4)) ||
+        (st = kcu_upload_async(k, c->noise_pos, c->h.noise_pos, (size_t)p->n_head_rows * 4)) ||
+        (st = kcu_upload_async(k, c->params, c->h.params, sizeof(kcu_sample_params))) ||
+        (st = kcu_upload_async(k, c->bias, c->h.bias, ENG__CU_MAX_BIAS * sizeof(kcu_bias))))
+        return st;
+    if ((st = eng__cu_layers(c, p->n_seq, p->len, p->win_start, p->n_q, false)))
+        return st;
+    for (int r0 = 0; r0 < p->n_head_rows; r0 += ENG__CU_HEAD_CHUNK) {
+        int n = p->n_head_rows - r0 < ENG__CU_HEAD_CHUNK ? p->n_head_rows - r0 : ENG__CU_HEAD_CHUNK;
+        if ((st = eng__cu_head(c, r0, n)) ||
+            (st = kcu_vocab_reduce(k, c->logits, n, be->info.vocab_size, c->params, c->bias,
+                                   c->noise_pos + r0, c->res + r0)))
+            return st;
+    }
+    if (p->n_head_rows > 0 &&
+        (st = kcu_download_async(k, c->h.res, c->res,
+                                 (size_t)p->n_head_rows * sizeof(kcu_row_result))))
+        return st;
+    return BASE_OK;
+}
+
+static eng__cu_graph *eng__cu_graph_find(eng_bctx *c, const eng__cuda_graph_key *key) {
+    for (int i = 0; i < ENG__CU_GRAPHS; i++)
+        if (c->graphs[i].g && memcmp(&c->graphs[i].key, key, sizeof *key) == 0)
+            return &c->graphs[i];
+    return NULL;
+}
+
+static eng__cu_graph *eng__cu_graph_slot(eng_bctx *c) {
+    eng__cu_graph *best = &c->graphs[0];
+    for (int i = 0; i < ENG__CU_GRAPHS; i++) {
+        if (!c->graphs[i].g)
+            return &c->graphs[i];
+        if (c->graphs[i].used < best->used)
+            best = &c->graphs[i];
+    }
+    kcu_graph_free(best->g);
+    best->g = NULL;
+    return best;
+}
+
+static base_status eng__cu_check_batch(eng_bctx *c, const eng_batch *batch) {
+    if (c->be->lost)
+        return BASE_ERR_DEVICE;
+    if (batch->n_seq > c->max_batch || batch->len > c->max_len)
+        return BASE_ERR_RANGE;
+    return BASE_OK;
+}
+
+static base_status eng__cu_step(eng_bctx *c, const eng_batch *batch, const eng_step_req *req,
+                                eng_row_result *out) {
+    eng_backend *be = c->be;
+    base_status st = eng__cu_check_batch(c, batch);
+    if (st)
+        return st;
+    if (req->n_pos > batch->n_seq * batch->len || req->sampling.n_bias > ENG__CU_MAX_BIAS)
+        return BASE_ERR_RANGE;
+    if (req->mode == ENG_STEP_WINDOW &&
+        (c->full_n_seq != batch->n_seq || c->full_len != batch->len))
+        return BASE_ERR_STATE;
+    eng__cuda_plan p;
+    if ((st = eng__cuda_plan_step(&be->info, batch, req, &p, c->h.head_rows, c->h.noise_pos)))
+        return st;
+    if (eng__cu_cancelled(c))
+        return BASE_ERR_CANCELLED;
+
+    eng__cu_pack(c, batch, p.win_start, p.n_q);
+    const eng_sampling *s = &req->sampling;
+    kcu_sample_params *hp = c->h.params;
+    hp->pick = s->pick == ENG_PICK_GUMBEL ? KCU_PICK_GUMBEL : KCU_PICK_DREAM;
+    hp->temperature = s->temperature;
+    hp->top_p = s->top_p;
+    hp->top_k = s->top_k;
+    hp->seed = s->seed;
+    hp->step = s->step;
+    hp->n_bias = s->n_bias;
+    for (int i = 0; i < s->n_bias; i++) {
+        c->h.bias[i].id = s->bias[i].id;
+        c->h.bias[i].bias = s->bias[i].bias;
+    }
+
+    kcu_ctx *k = be->k;
+    if (c->use_graphs) {
+        eng__cuda_graph_key key;
+        memset(&key, 0, sizeof key);
+        key.n_seq = p.n_seq;
+        key.len = p.len;
+        key.win_start = p.win_start;
+        key.n_q = p.n_q;
+        key.n_head_rows = p.n_head_rows;
+        eng__cu_graph *g = eng__cu_graph_find(c, &key);
+        if (!g) {
+            g = eng__cu_graph_slot(c);
+            if ((st = kcu_graph_begin(k)))
+                return eng__cu_fail(be, st, "graph capture");
+            base_status pst = eng__cu_step_program(c, &p);
+            kcu_graph *ng = NULL;
+            st = kcu_graph_end(k, &ng);
+            if (pst || st) {
+                kcu_graph_free(ng);
+                return eng__cu_fail(be, pst ? pst : st, "step capture");
+            }
+            g->g = ng;
+            g->key = key;
+        }
+        g->used = ++c->stamp;
+        if ((st = kcu_graph_launch(k, g->g)))
+            return eng__cu_fail(be, st, "step");
+    } else if ((st = eng__cu_step_program(c, &p))) {
+        return eng__cu_fail(be, st, "step");
+    }
+    if ((st = kcu_sync(k)))
+        return eng__cu_fail(be, st, "step");
+    if (req->mode == ENG_STEP_FULL) {
+        c->full_n_seq = batch->n_seq;
+        c->full_len = batch->len;
+    }
+    for (int j = 0; j < req->n_pos; j++) {
+        const kcu_row_result *r = &c->h.res[j];
+        out[j].token = r->token;
+        out[j].prob = r->prob;
+        out[j].margin = r->margin;
+        out[j].neg_entropy = r->neg_entropy;
+    }
+    return BASE_OK;
+}
+
+static base_status eng__cu_forward(eng_bctx *c, const eng_batch *batch, const int32_t *rows,
+                                   int n_rows, float *logits) {
+    eng_backend *be = c->be;
+    base_status st = eng__cu_check_batch(c, batch);
+    if (st)
+        return st;
+    const int len = batch->len, V = be->info.vocab_size;
+    if (n_rows > batch->n_seq * len)
+        return BASE_ERR_RANGE;
+    kcu_ctx *k = be->k;
+    eng__cu_pack(c, batch, 0, len);
+    for (int i = 0; i < n_rows; i++)
+        c->h.head_rows[i] = rows[i]; /* full window: window row == canvas row */
+    if ((st = eng__cu_layers(c, batch->n_seq, len, 0, len, true)) ||
+        (n_rows > 0 &&
+         (st = kcu_upload_async(k, c->head_rows, c->h.head_rows, (size_t)n_rows * 4)))) {
+        if (st == BASE_ERR_CANCELLED) {
+            kcu_sync(k);
+            return st;
+        }
+        return eng__cu_fail(be, st, "forward");
+    }
+    for (int r0 = 0; r0 < n_rows; r0 += ENG__CU_HEAD_CHUNK) {
+        int n = n_rows - r0 < ENG__CU_HEAD_CHUNK ? n_rows - r0 : ENG__CU_HEAD_CHUNK;
+        if ((st = eng__cu_head(c, r0, n)) ||
+            (st = kcu_download(k, logits + (size_t)r0 * V, c->logits, (size_t)n * V * 4)))
+            return eng__cu_fail(be, st, "forward");
+    }
+    if ((st = kcu_sync(k)))
+        return eng__cu_fail(be, st, "forward");
+    c->full_n_seq = batch->n_seq;
+    c->full_len = len;
+    return BASE_OK;
+}
+
+static const eng_backend_i eng__backend_cuda = {
+    .name = "cuda",
+    .init = eng__cu_init,
+    .free = eng__cu_free,
+    .device_desc = eng__cu_desc,
+    .ctx_new = eng__cu_ctx_new,
+    .ctx_free = eng__cu_ctx_free,
+    .forward = eng__cu_forward,
+    .step = eng__cu_step,
+    .set_cancel = eng__cu_set_cancel,
+};
+
+const eng_backend_i *eng_backend_cuda_get(void) { return &eng__backend_cuda; }
