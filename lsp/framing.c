@@ -222,11 +222,13 @@ void lsp_framer_next(lsp_framer *f, lsp_frame *out) {
             if (k == n) {
                 /* Keep a tail that may be the start of a header name. */
                 size_t keep = BASE_MIN(n, (size_t)13);
-                BASE_LOGW("lsp", "skipped %zu bytes of junk between messages", n - keep);
-                f->pos += n - keep;
+                if (n > keep) {
+                    BASE_LOGD("lsp", "skipped %zu bytes of junk between messages", n - keep);
+                    f->pos += n - keep;
+                }
                 return;
             }
-            BASE_LOGW("lsp", "skipped %zu bytes of junk between messages", k);
+            BASE_LOGD("lsp", "skipped %zu bytes of junk between messages", k);
             f->pos += k;
             continue;
         }
