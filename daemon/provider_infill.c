@@ -1,0 +1,463 @@
+/* daemon provider_infill: the real completion provider. Requests become jobs
+ * on the infill worker thread (one per loaded model); results, partial texts
+ * and model state come back through one uv_async_t, whose callback drains the
+ * whole event queue on the loop thread. Typing-through answers come from the
+ * infill typing cache without touching the model. */
+#include "infill.h"
+#include "provider.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+int dmn_cli_complete(int argc, char **argv) { return ifl_cli_complete(argc, argv); }
+int dmn_cli_infill(int argc, char **argv) { return ifl_cli_infill(argc, argv); }
+
+/* One request waiting for the worker (loop thread only). */
+typedef struct dmn__pending {
+    lsp_server *srv;
+    lsp_token token;
+    uint64_t job_id;
+    lsp_req_kind kind;
+    bool invoked;
+    bool dead; /* cancelled or its session closed: drop the result */
+    size_t cursor;
+    char *key; /* typing-cache key: session pointer + uri */
+    struct dmn__pending *next;
+} dmn__pending;
+
+typedef enum dmn__ev_kind { DMN_EV_DONE, DMN_EV_PARTIAL, DMN_EV_STATE } dmn__ev_kind;
+
+/* An event from the worker thread. */
+typedef struct dmn__event {
+    dmn__ev_kind kind;
+    ifl_job *job;    /* DONE */
+    uint64_t job_id; /* PARTIAL */
+    char *text;      /* PARTIAL text / STATE message */
+    size_t len;
+    int step, steps; /* PARTIAL */
+    char state[16];  /* STATE */
+    uint64_t done, total;
+    struct dmn__event *next;
+} dmn__event;
+
+typedef struct dmn__prov {
+    lsp_provider_i iface;
+    uv_loop_t *loop;
+    dmn_host *host;
+    uv_async_t async;
+    pthread_mutex_t mu;
+    dmn__event *ev_head, *ev_tail; /* guarded by mu */
+    ifl_worker *worker;
+    ifl_tcache *tcache;
+    dmn__pending *pending;
+    char *model_dir;
+    char *device;
+    char state[16];
+    double last_latency_ms;
+    int progress; /* work-done progress handle while loading */
+    int last_percent;
+} dmn__prov;
+
+static void dmn__push(dmn__prov *p, dmn__event *e) {
+    pthread_mutex_lock(&p->mu);
+    if (p->ev_tail)
+        p->ev_tail->next = e;
+    else
+        p->ev_head = e;
+    p->ev_tail = e;
+    pthread_mutex_unlock(&p->mu);
+    uv_async_send(&p->async);
+}
+
+/* ---- worker callbacks (worker thread, or the loop thread for dropped jobs) ---- */
+
+static void dmn__on_done(void *ud, ifl_job *job) {
+    dmn__event *e = calloc(1, sizeof *e);
+    if (!e) {
+        ifl_job_free(job); /* the pending entry stays until its session closes */
+        return;
+    }
+    e->kind = DMN_EV_DONE;
+    e->job = job;
+    dmn__push(ud, e);
+}
+
+static void dmn__on_partial(void *ud, uint64_t job_id, const char *text, size_t len, int step,
+                            int steps) {
+    dmn__event *e = calloc(1, sizeof *e);
+    char *t = malloc(len + 1);
+    if (!e || !t) {
+        free(e);
+        free(t);
+        return;
+    }
+    memcpy(t, text, len);
+    t[len] = 0;
+    e->kind = DMN_EV_PARTIAL;
+    e->job_id = job_id;
+    e->text = t;
+    e->len = len;
+    e->step = step;
+    e->steps = steps;
+    dmn__push(ud, e);
+}
+
+static void dmn__on_state(void *ud, const char *state, const char *msg, uint64_t done,
+                          uint64_t total) {
+    dmn__event *e = calloc(1, sizeof *e);
+    if (!e)
+        return;
+    e->kind = DMN_EV_STATE;
+    snprintf(e->state, sizeof e->state, "%s", state);
+    e->text = msg ? strdup(msg) : NULL;
+    e->done = done;
+    e->total = total;
+    dmn__push(ud, e);
+}
+
+/* ---- loop thread ---------------------------------------------------------------- */
+
+static void dmn__send_status(dmn__prov *p) {
+    lsp_status st = {p->model_dir, p->worker ? (p->device ? p->device : "auto") : NULL, p->state,
+                     p->last_latency_ms > 0 ? p->last_latency_ms : -1.0};
+    dmn_host_status(p->host, &st);
+}
+
+static dmn__pending *dmn__find_job(dmn__prov *p, uint64_t id, dmn__pending ***link) {
+    for (dmn__pending **pp = &p->pending; *pp; pp = &(*pp)->next)
+        if ((*pp)->job_id == id) {
+            if (link)
+                *link = pp;
+            return *pp;
+        }
+    return NULL;
+}
+
+static void dmn__pending_free(dmn__pending *e) {
+    if (!e)
+        return;
+    free(e->key);
+    free(e);
+}
+
+static void dmn__handle_done(dmn__prov *p, ifl_job *job) {
+    dmn__pending **link = NULL;
+    dmn__pending *e = dmn__find_job(p, job->id, &link);
+    if (!e) {
+        ifl_job_free(job);
+        return;
+    }
+    *link = e->next;
+    if (!e->dead) {
+        if (job->status == BASE_OK && job->res.n_items > 0) {
+            int n = e->invoked ? job->res.n_items : 1;
+            lsp_completion_item items[ENG_DIFF_MAX_CANDIDATES];
+            int k = 0;
+            for (int i = 0; i < n; i++) {
+                const ifl_doc_item *it = &job->res.items[i];
+                if (it->len == 0 && e->kind != LSP_REQ_REGENERATE && e->kind != LSP_REQ_CODE_ACTION)
+                    continue;
+                items[k].text = it->text;
+                items[k].len = it->len;
+                items[k].start = it->start;
+                items[k].end = it->end;
+                items[k].confidence = it->confidence;
+                k++;
+            }
+            lsp_server_complete(e->srv, e->token, items, (size_t)k, BASE_OK, NULL);
+            if (k > 0 && e->kind == LSP_REQ_INLINE && items[0].start == items[0].end)
+                ifl_tcache_put(p->tcache, e->key, job->req.text, job->req.len, e->cursor,
+                               items[0].text, items[0].len);
+            p->last_latency_ms = job->latency_ms;
+            dmn__send_status(p);
+        } else if (job->status == BASE_OK) {
+            lsp_server_complete(e->srv, e->token, NULL, 0, BASE_OK, NULL);
+        } else if (job->status == BASE_ERR_STATE) {
+            /* No model loaded: an empty answer, not an error. */
+            lsp_server_complete(e->srv, e->token, NULL, 0, BASE_OK, NULL);
+        } else {
+            lsp_server_complete(e->srv, e->token, NULL, 0, job->status, NULL);
+        }
+    }
+    dmn__pending_free(e);
+    ifl_job_free(job);
+}
+
+static void dmn__handle_partial(dmn__prov *p, dmn__event *ev) {
+    dmn__pending *e = dmn__find_job(p, ev->job_id, NULL);
+    if (!e || e->dead)
+        return;
+    lsp_server_partial(e->srv, e->token, ev->text, ev->len, e->cursor, e->cursor, ev->step,
+                       ev->steps);
+}
+
+static void dmn__handle_state(dmn__prov *p, dmn__event *ev) {
+    if (strcmp(ev->state, "loading") == 0) {
+        if (!p->progress && strcmp(p->state, "loading") != 0) {
+            p->progress = dmn_host_progress_begin(p->host, "Loading model", ev->text);
+            p->last_percent = -1;
+        }
+        if (ev->total > 0 && p->progress) {
+            int pct = (int)(100.0 * (double)ev->done / (double)ev->total);
+            if (pct != p->last_percent) {
+                dmn_host_progress_report(p->host, p->progress, pct, NULL);
+                p->last_percent = pct;
+            }
+        }
+        if (strcmp(p->state, "loading") == 0)
+            return;
+    } else {
+        if (p->progress)
+            dmn_host_progress_end(p->host, p->progress,
+                                  strcmp(ev->state, "ready") == 0 ? "Model ready" : "Failed");
+        p->progress = 0;
+        if (strcmp(ev->state, "error") == 0) {
+            char msg[768];
+            snprintf(msg, sizeof msg, "infilld: cannot load model %s: %s",
+                     p->model_dir ? p->model_dir : "", ev->text ? ev->text : "unknown error");
+            dmn_host_show_message(p->host, LSP_MSG_ERROR, msg);
+            BASE_LOGE("dmn", "%s", msg);
+        }
+    }
+    snprintf(p->state, sizeof p->state, "%s", ev->state);
+    dmn__send_status(p);
+}
+
+static void dmn__drain(uv_async_t *a) {
+    dmn__prov *p = a->data;
+    pthread_mutex_lock(&p->mu);
+    dmn__event *ev = p->ev_head;
+    p->ev_head = p->ev_tail = NULL;
+    pthread_mutex_unlock(&p->mu);
+    while (ev) {
+        dmn__event *next = ev->next;
+        switch (ev->kind) {
+        case DMN_EV_DONE:
+            dmn__handle_done(p, ev->job);
+            break;
+        case DMN_EV_PARTIAL:
+            dmn__handle_partial(p, ev);
+            break;
+        case DMN_EV_STATE:
+            dmn__handle_state(p, ev);
+            break;
+        }
+        free(ev->text);
+        free(ev);
+        ev = next;
+    }
+}
+
+/* FNV-1a over the session pointer and the uri: jobs of one document in one
+ * session supersede each other. */
+static uint64_t dmn__group(const lsp_server *srv, const char *uri) {
+    uint64_t h = 1469598103934665603ull;
+    uintptr_t sp = (uintptr_t)srv;
+    for (size_t i = 0; i < sizeof sp; i++) {
+        h ^= (sp >> (8 * i)) & 0xFF;
+        h *= 1099511628211ull;
+    }
+    for (const char *c = uri; c && *c; c++) {
+        h ^= (unsigned char)*c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *req) {
+    dmn__prov *p = ud;
+    if (!p->worker || strcmp(p->state, "none") == 0) {
+        lsp_server_complete(srv, req->token, NULL, 0, BASE_OK, NULL);
+        return;
+    }
+    size_t len = 0;
+    const char *text = lsp_doc_text(req->doc, &len);
+    char key[64 + 1024];
+    snprintf(key, sizeof key, "%p %s", (void *)srv, req->uri ? req->uri : "");
+    bool sel = req->kind == LSP_REQ_REGENERATE || req->kind == LSP_REQ_CODE_ACTION;
+    if (req->kind == LSP_REQ_INLINE && !req->invoked && !req->has_selected) {
+        const char *rest;
+        size_t rest_len;
+        if (ifl_tcache_get(p->tcache, key, text, len, req->cursor, &rest, &rest_len)) {
+            lsp_completion_item it = {rest, rest_len, req->cursor, req->cursor, -1.0};
+            lsp_server_complete(srv, req->token, &it, 1, BASE_OK, NULL);
+            return;
+        }
+    }
+    ifl_tcache_forget(p->tcache, key);
+    ifl_doc_req r;
+    ifl_doc_req_default(&r);
+    r.text = text;
+    r.len = len;
+    r.language = ifl_syntax_language(req->language_id, req->uri);
+    r.cursor = req->cursor;
+    r.sel_start = sel ? req->sel_start : req->cursor;
+    r.sel_end = sel ? req->sel_end : req->cursor;
+    const lsp_req_options *o = req->opts;
+    r.candidates = 1;
+    if (req->invoked && o)
+        r.candidates = o->candidates > 0 ? o->candidates : 3;
+    if (r.candidates > ENG_DIFF_MAX_CANDIDATES)
+        r.candidates = ENG_DIFF_MAX_CANDIDATES;
+    if (o) {
+        r.has_seed = o->has_seed;
+        r.seed = o->seed;
+        r.validate = o->validate;
+        r.steps = o->steps;
+        if (o->alg && !eng_alg_parse(o->alg, &r.alg))
+            r.alg = ENG_ALG_DEFAULT;
+    }
+    r.want_partial = req->want_partial && !sel;
+    dmn__pending *e = calloc(1, sizeof *e);
+    if (!e || !(e->key = strdup(key))) {
+        free(e);
+        lsp_server_complete(srv, req->token, NULL, 0, BASE_ERR_NOMEM, NULL);
+        return;
+    }
+    e->srv = srv;
+    e->token = req->token;
+    e->kind = req->kind;
+    e->invoked = req->invoked || sel;
+    e->cursor = req->cursor;
+    e->next = p->pending;
+    p->pending = e;
+    e->job_id = ifl_worker_submit(p->worker, dmn__group(srv, req->uri), e, &r);
+    if (e->job_id == 0) {
+        p->pending = e->next;
+        dmn__pending_free(e);
+        lsp_server_complete(srv, req->token, NULL, 0, BASE_ERR_NOMEM, NULL);
+    }
+}
+
+static void dmn__cancel(void *ud, lsp_server *srv, lsp_token token) {
+    dmn__prov *p = ud;
+    for (dmn__pending *e = p->pending; e; e = e->next)
+        if (e->srv == srv && e->token == token && !e->dead) {
+            e->dead = true;
+            ifl_worker_cancel(p->worker, e->job_id);
+            return;
+        }
+}
+
+static void dmn__session_close(void *ud, lsp_server *srv) {
+    dmn__prov *p = ud;
+    for (dmn__pending *e = p->pending; e; e = e->next)
+        if (e->srv == srv && !e->dead) {
+            e->dead = true;
+            ifl_worker_cancel(p->worker, e->job_id);
+        }
+}
+
+static void dmn__set_model(dmn__prov *p, const char *dir, const char *device) {
+    bool same_dir = (!dir && !p->model_dir) || (dir && p->model_dir && !strcmp(dir, p->model_dir));
+    bool same_dev = (!device && !p->device) || (device && p->device && !strcmp(device, p->device));
+    if (same_dir && same_dev)
+        return;
+    free(p->model_dir);
+    free(p->device);
+    p->model_dir = dir ? strdup(dir) : NULL;
+    p->device = device ? strdup(device) : NULL;
+    ifl_worker_load(p->worker, p->model_dir);
+    if (!p->model_dir) {
+        snprintf(p->state, sizeof p->state, "none");
+        dmn__send_status(p);
+    }
+}
+
+static base_status dmn__configure(void *ud, const json_t *settings) {
+    dmn__prov *p = ud;
+    const char *dir = json_string_value(json_object_get(settings, "model"));
+    const char *dev = json_string_value(json_object_get(settings, "device"));
+    if (dir && !*dir)
+        dir = NULL;
+    dmn__set_model(p, dir, dev);
+    return BASE_OK;
+}
+
+lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_host *host,
+                                 base_status *err) {
+    dmn__prov *p = calloc(1, sizeof *p);
+    if (!p) {
+        if (err)
+            *err = BASE_ERR_NOMEM;
+        return NULL;
+    }
+    p->loop = loop;
+    p->host = host;
+    snprintf(p->state, sizeof p->state, "none");
+    pthread_mutex_init(&p->mu, NULL);
+    p->tcache = ifl_tcache_new();
+    if (!p->tcache || uv_async_init(loop, &p->async, dmn__drain) != 0) {
+        ifl_tcache_free(p->tcache);
+        pthread_mutex_destroy(&p->mu);
+        free(p);
+        if (err)
+            *err = BASE_ERR_NOMEM;
+        return NULL;
+    }
+    p->async.data = p;
+    ifl_worker_cbs cbs = {dmn__on_done, dmn__on_partial, dmn__on_state, p};
+    ifl_model_opts mo;
+    ifl_model_opts_default(&mo);
+    const char *dev = cfg ? json_string_value(json_object_get(cfg->settings, "device")) : NULL;
+    if (dev && strcmp(dev, "cpu") == 0)
+        mo.load.device = ENG_DEVICE_CPU;
+    else if (dev && strcmp(dev, "cuda") == 0)
+        mo.load.device = ENG_DEVICE_CUDA;
+    p->worker = ifl_worker_new(&cbs, &mo);
+    if (!p->worker) {
+        BASE_LOGE("dmn", "cannot start the engine worker thread");
+        if (err)
+            *err = BASE_ERR_NOMEM;
+        uv_close((uv_handle_t *)&p->async, NULL);
+        ifl_tcache_free(p->tcache);
+        p->tcache = NULL;
+        return NULL; /* p is leaked deliberately: the async handle closes later */
+    }
+    p->iface.complete = dmn__complete;
+    p->iface.cancel = dmn__cancel;
+    p->iface.configure = dmn__configure;
+    p->iface.session_close = dmn__session_close;
+    p->iface.ud = p;
+    if (cfg)
+        dmn__configure(p, cfg->settings);
+    if (err)
+        *err = BASE_OK;
+    return &p->iface;
+}
+
+static void dmn__closed(uv_handle_t *h) {
+    dmn__prov *p = h->data;
+    /* Events queued after the last drain (the worker is gone by now). */
+    dmn__event *ev = p->ev_head;
+    while (ev) {
+        dmn__event *next = ev->next;
+        if (ev->kind == DMN_EV_DONE)
+            ifl_job_free(ev->job);
+        free(ev->text);
+        free(ev);
+        ev = next;
+    }
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+void dmn_provider_free(lsp_provider_i *iface) {
+    if (!iface)
+        return;
+    dmn__prov *p = iface->ud;
+    ifl_worker_free(p->worker);
+    p->worker = NULL;
+    while (p->pending) {
+        dmn__pending *e = p->pending;
+        p->pending = e->next;
+        dmn__pending_free(e);
+    }
+    ifl_tcache_free(p->tcache);
+    p->tcache = NULL;
+    free(p->model_dir);
+    free(p->device);
+    p->model_dir = p->device = NULL;
+    uv_close((uv_handle_t *)&p->async, dmn__closed);
+}

@@ -1,0 +1,201 @@
+/* infill: the request pipeline — context around the cursor, span (tree-sitter,
+ * infill/syntax.h), prompt, the diffusion run on the engine, post-processing,
+ * the typing-through cache and the engine worker thread.
+ *
+ * Independent of the transport: no libuv, no JSON-RPC. The daemon wires the
+ * worker's callbacks (called on the worker thread) to uv_async_send. */
+#ifndef INFILLD_INFILL_H
+#define INFILLD_INFILL_H
+
+#include "base.h"
+#include "diffusion.h"
+#include "engine.h"
+#include "syntax.h"
+
+/* ---- a loaded model, used by one thread at a time ------------------------ */
+
+typedef struct ifl_model ifl_model;
+
+typedef struct ifl_model_opts {
+    eng_load_opts load;
+    int max_candidates; /* batch rows of the context (1..16; 0 → 4) */
+    int max_len;        /* canvas tokens (0 → the model's usable context, at most 2048) */
+} ifl_model_opts;
+
+void ifl_model_opts_default(ifl_model_opts *o);
+/* NULL with err filled on failure. */
+ifl_model *ifl_model_open(const char *dir, const ifl_model_opts *o, eng_error *err);
+void ifl_model_close(ifl_model *m); /* NULL-safe */
+const eng_model_info *ifl_model_info(const ifl_model *m);
+const eng_tokenizer *ifl_model_tokenizer(const ifl_model *m);
+const char *ifl_model_dir(const ifl_model *m);
+const char *ifl_model_device(const ifl_model *m); /* "cpu" / "cuda" */
+int ifl_model_max_len(const ifl_model *m);
+
+/* Default embedded model: <exe dir>/models/tiny-dream or
+ * <exe dir>/../share/infilld/models/tiny-dream. Writes the path to out and
+ * returns true when one exists. */
+bool ifl_default_model_dir(char *out, size_t cap);
+
+/* ---- one infill from text (no syntax) --------------------------------------- */
+
+typedef struct ifl_text_req {
+    const char *prefix;
+    size_t prefix_len;
+    const char *suffix;
+    size_t suffix_len;
+    /* Token ids instead of text (--prefix-ids / --suffix-ids); used when non-NULL. */
+    const int32_t *prefix_ids;
+    int n_prefix_ids;
+    const int32_t *suffix_ids;
+    int n_suffix_ids;
+    int ctx_budget; /* prefix + suffix tokens; 0 = the model's usable context minus the hole */
+    eng_diff_params params;
+    /* Partial text after each step (masks shown as IFL_MASK_PLACEHOLDER). */
+    void (*partial)(void *ud, const char *text, size_t len, int step, int steps);
+    void *partial_ud;
+} ifl_text_req;
+
+#define IFL_MASK_PLACEHOLDER "\xe2\x80\xa6" /* U+2026 per run of masks */
+
+typedef struct ifl_text_cand {
+    char *text; /* malloc'ed, NUL-terminated, EOS/pad stripped */
+    size_t len;
+    double mean_conf;
+    int index; /* batch row */
+} ifl_text_cand;
+
+typedef struct ifl_timings {
+    double tokenize_ms, diffuse_ms, step_ms, detok_ms, span_ms, post_ms, total_ms;
+} ifl_timings;
+
+typedef struct ifl_text_res {
+    int n_cand;
+    ifl_text_cand cand[ENG_DIFF_MAX_CANDIDATES]; /* ranked by mean confidence */
+    int32_t *tokens; /* best candidate's hole ids before stripping (malloc'ed) */
+    int n_tokens;
+    int n_prefix_tokens, n_suffix_tokens; /* after the context cut */
+    size_t prefix_cut, suffix_cut;        /* bytes dropped from the far ends */
+    int steps_run, n_forward_full, n_forward_window;
+    eng_alg alg;
+    ifl_timings t;
+} ifl_text_res;
+
+base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile int *cancel,
+                            ifl_text_res *out);
+void ifl_text_res_free(ifl_text_res *r); /* NULL-safe, frees the members */
+
+/* Context budget split (documented in docs/SAMPLERS.md): the prefix gets 3/4 of
+ * the budget and the suffix 1/4, either side's unused share going to the
+ * other; cuts happen at line starts (prefix: oldest lines go first; suffix:
+ * the last lines go first). */
+void ifl_budget_split(int budget, int n_prefix, int n_suffix, int *keep_prefix, int *keep_suffix);
+
+/* ---- the pipeline on a document ------------------------------------------------ */
+
+typedef struct ifl_doc_req {
+    const char *text; /* the whole document */
+    size_t len;
+    const char *language; /* canonical (ifl_syntax_language) or NULL */
+    size_t cursor;
+    size_t sel_start, sel_end; /* a selection to regenerate when sel_end > sel_start */
+    int candidates;            /* 0 → 1 */
+    int validate;              /* -1 default (on), 0 off, 1 on */
+    bool has_seed;
+    uint64_t seed;
+    int steps;    /* 0 = default */
+    eng_alg alg;  /* ENG_ALG_DEFAULT = per model */
+    int max_hole; /* cap on the span's token budget (0 = none) */
+    eng_cache_mode mode;
+    uint64_t deadline_ns;
+    void (*partial)(void *ud, const char *text, size_t len, int step, int steps);
+    void *partial_ud;
+    bool want_partial; /* worker jobs: send partials through ifl_worker_cbs.partial */
+} ifl_doc_req;
+
+void ifl_doc_req_default(ifl_doc_req *r);
+
+typedef struct ifl_doc_item {
+    char *text; /* malloc'ed; replaces [start, end) */
+    size_t len;
+    size_t start, end;
+    double confidence;
+    bool valid; /* passed the syntax check (or none was made) */
+} ifl_doc_item;
+
+typedef struct ifl_doc_res {
+    ifl_span span;
+    int n_items;
+    ifl_doc_item items[ENG_DIFF_MAX_CANDIDATES]; /* valid first, then by confidence */
+    ifl_text_res raw;
+} ifl_doc_res;
+
+base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile int *cancel,
+                             ifl_doc_res *out);
+void ifl_doc_res_free(ifl_doc_res *r);
+
+/* ---- typing-through cache --------------------------------------------------------
+ * Remembers the completion last shown for a document. While the user types
+ * characters that match it, the next request is answered from it. */
+typedef struct ifl_tcache ifl_tcache;
+
+ifl_tcache *ifl_tcache_new(void);
+void ifl_tcache_free(ifl_tcache *c);
+/* Records that `completion` was shown at cursor of text (for key, e.g. a uri). */
+base_status ifl_tcache_put(ifl_tcache *c, const char *key, const char *text, size_t len,
+                           size_t cursor, const char *completion, size_t comp_len);
+/* When text/cursor is the shown state plus typed characters that the
+ * completion starts with, returns true and the rest of the completion
+ * (borrowed until the next put/forget). */
+bool ifl_tcache_get(ifl_tcache *c, const char *key, const char *text, size_t len, size_t cursor,
+                    const char **rest, size_t *rest_len);
+void ifl_tcache_forget(ifl_tcache *c, const char *key);
+
+/* ---- the engine worker ---------------------------------------------------------------
+ * One thread per loaded model. Jobs queue newest first; a job whose `group`
+ * (e.g. session + uri) gets a newer job is superseded: dropped if queued,
+ * cancelled at the next step if running. Callbacks run on the worker thread,
+ * except `done` for a queued job dropped by submit/cancel, which runs on the
+ * caller's thread: receivers hand results over with a thread-safe queue. */
+typedef struct ifl_worker ifl_worker;
+
+typedef struct ifl_job {
+    uint64_t id;
+    uint64_t group;
+    void *owner;     /* the caller's, returned as is */
+    ifl_doc_req req; /* req.text is owned by the job */
+    base_status status;
+    ifl_doc_res res;
+    double latency_ms;
+    /* private */
+    volatile int cancel;
+    struct ifl_job *next;
+} ifl_job;
+
+typedef struct ifl_worker_cbs {
+    /* A job finished (any status); the receiver owns it (ifl_job_free). */
+    void (*done)(void *ud, ifl_job *job);
+    /* Partial text of a running job. text borrowed. */
+    void (*partial)(void *ud, uint64_t job_id, const char *text, size_t len, int step, int steps);
+    /* Model state: "loading" (with done/total bytes), "ready", "error" (msg). */
+    void (*state)(void *ud, const char *state, const char *msg, uint64_t done, uint64_t total);
+    void *ud;
+} ifl_worker_cbs;
+
+ifl_worker *ifl_worker_new(const ifl_worker_cbs *cbs, const ifl_model_opts *o);
+/* Stops the thread (cancelling the running job; queued jobs are freed
+ * without a callback) and frees everything. NULL-safe. */
+void ifl_worker_free(ifl_worker *w);
+/* (Re)loads a model on the worker thread; NULL unloads. */
+void ifl_worker_load(ifl_worker *w, const char *dir);
+/* Copies req (and its text); returns the job id (never 0) or 0 on OOM. */
+uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl_doc_req *req);
+/* Cancels job id (queued or running). */
+void ifl_worker_cancel(ifl_worker *w, uint64_t id);
+void ifl_job_free(ifl_job *j);
+
+/* ---- command line ------------------------------------------------------------------ */
+int ifl_cli_infill(int argc, char **argv);
+int ifl_cli_complete(int argc, char **argv);
+
+#endif

@@ -1,0 +1,503 @@
+/* infill pipeline: model handle, context budget, one infill from text, and
+ * the document pipeline (span → prompt → diffusion → post-process → rank). */
+#define _POSIX_C_SOURCE 200809L
+#include "infill.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct ifl_model {
+    eng_model *model;
+    eng_ctx *ctx;
+    eng_diffuser *diff;
+    const eng_tokenizer *tok;
+    eng_model_info info;
+    int max_len, max_batch;
+    char *dir;
+};
+
+void ifl_model_opts_default(ifl_model_opts *o) {
+    memset(o, 0, sizeof *o);
+    eng_load_opts_default(&o->load);
+    o->max_candidates = 4;
+}
+
+ifl_model *ifl_model_open(const char *dir, const ifl_model_opts *o, eng_error *err) {
+    ifl_model_opts def;
+    if (!o) {
+        ifl_model_opts_default(&def);
+        o = &def;
+    }
+    ifl_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        err->status = BASE_ERR_NOMEM;
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return NULL;
+    }
+    m->dir = strdup(dir);
+    m->model = eng_model_load(dir, &o->load, err);
+    if (!m->model)
+        goto fail;
+    m->info = *eng_model_get_info(m->model);
+    m->tok = eng_model_tokenizer(m->model);
+    m->max_batch = o->max_candidates > 0 ? BASE_MIN(o->max_candidates, ENG_DIFF_MAX_CANDIDATES) : 4;
+    m->max_len = o->max_len > 0 ? o->max_len : m->info.max_context;
+    if (m->max_len <= 0 || m->max_len > 2048)
+        m->max_len = 2048;
+    m->ctx = eng_ctx_new(m->model, m->max_batch, m->max_len, err);
+    if (!m->ctx)
+        goto fail;
+    m->diff = eng_diffuser_new(&m->info, m->max_batch, m->max_len, err);
+    if (!m->diff)
+        goto fail;
+    return m;
+fail:
+    ifl_model_close(m);
+    return NULL;
+}
+
+void ifl_model_close(ifl_model *m) {
+    if (!m)
+        return;
+    eng_diffuser_free(m->diff);
+    eng_ctx_free(m->ctx);
+    eng_model_free(m->model);
+    free(m->dir);
+    free(m);
+}
+
+const eng_model_info *ifl_model_info(const ifl_model *m) { return &m->info; }
+const eng_tokenizer *ifl_model_tokenizer(const ifl_model *m) { return m->tok; }
+const char *ifl_model_dir(const ifl_model *m) { return m->dir; }
+const char *ifl_model_device(const ifl_model *m) { return eng_model_backend_name(m->model); }
+int ifl_model_max_len(const ifl_model *m) { return m->max_len; }
+
+bool ifl_default_model_dir(char *out, size_t cap) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return false;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return false;
+    *slash = 0;
+    const char *rel[] = {"/models/tiny-dream", "/../share/infilld/models/tiny-dream"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(rel); i++) {
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s%s/config.json", exe, rel[i]);
+        if (access(path, R_OK) == 0) {
+            snprintf(out, cap, "%s%s", exe, rel[i]);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- context budget ------------------------------------------------------------ */
+
+void ifl_budget_split(int budget, int n_prefix, int n_suffix, int *keep_prefix, int *keep_suffix) {
+    if (budget < 0)
+        budget = 0;
+    int kp = budget - budget / 4, ks = budget / 4;
+    if (n_suffix < ks) {
+        kp += ks - n_suffix;
+        ks = n_suffix;
+    }
+    if (n_prefix < kp) {
+        ks = BASE_MIN(n_suffix, ks + (kp - n_prefix));
+        kp = n_prefix;
+    }
+    *keep_prefix = kp;
+    *keep_suffix = ks;
+}
+
+static base_status ifl__tokenize(const eng_tokenizer *t, const char *s, size_t n, int32_t **ids,
+                                 int *n_ids) {
+    size_t k = 0;
+    *ids = NULL;
+    base_status st = eng_tokenize(t, s, n, ids, &k);
+    if (st != BASE_OK)
+        return st;
+    *n_ids = (int)k;
+    return BASE_OK;
+}
+
+/* Start of a UTF-8 code point at or after off. */
+static size_t ifl__cp_start(const char *s, size_t n, size_t off) {
+    while (off < n && ((unsigned char)s[off] & 0xC0) == 0x80)
+        off++;
+    return off;
+}
+
+/* Drops the oldest prefix lines until the prefix has at most keep tokens. */
+static base_status ifl__cut_prefix(const eng_tokenizer *t, const char *s, size_t n, int keep,
+                                   int32_t **ids, int *n_ids, size_t *cut) {
+    size_t off = 0;
+    base_status st = ifl__tokenize(t, s, n, ids, n_ids);
+    for (int iter = 0; st == BASE_OK && *n_ids > keep && iter < 24; iter++) {
+        size_t rest = n - off;
+        size_t want = keep <= 0 ? 0 : (size_t)((double)rest * keep / *n_ids);
+        size_t o = n - want;
+        if (o <= off)
+            o = off + 1;
+        const char *nl = memchr(s + o, '\n', n - o);
+        size_t next = nl ? (size_t)(nl - s) + 1 : ifl__cp_start(s, n, o);
+        if (keep <= 0 || next >= n)
+            next = n;
+        off = next;
+        free(*ids);
+        st = ifl__tokenize(t, s + off, n - off, ids, n_ids);
+    }
+    *cut = off;
+    return st;
+}
+
+/* Drops the last suffix lines until the suffix has at most keep tokens. */
+static base_status ifl__cut_suffix(const eng_tokenizer *t, const char *s, size_t n, int keep,
+                                   int32_t **ids, int *n_ids, size_t *cut) {
+    size_t end = n;
+    base_status st = ifl__tokenize(t, s, n, ids, n_ids);
+    for (int iter = 0; st == BASE_OK && *n_ids > keep && iter < 24; iter++) {
+        size_t want = keep <= 0 ? 0 : (size_t)((double)end * keep / *n_ids);
+        if (want >= end)
+            want = end - 1;
+        size_t e = want;
+        while (e > 0 && s[e - 1] != '\n')
+            e--;
+        if (e == 0)
+            e = ifl__cp_start(s, n, want);
+        if (keep <= 0)
+            e = 0;
+        end = e;
+        free(*ids);
+        st = ifl__tokenize(t, s, end, ids, n_ids);
+    }
+    *cut = n - end;
+    return st;
+}
+
+/* ---- one infill from text ------------------------------------------------------- */
+
+typedef struct ifl__partial_ctx {
+    const ifl_text_req *req;
+    const eng_tokenizer *tok;
+    int32_t mask_id;
+    const eng_model_info *info;
+    base_buf buf;
+    int32_t *run; /* scratch: ids of one unmasked run */
+    int cap;
+} ifl__partial_ctx;
+
+/* Detokenizes a hole with masks as placeholders (one per run of masks). */
+static void ifl__render(ifl__partial_ctx *pc, const int32_t *hole, int n) {
+    pc->buf.len = 0;
+    if (pc->buf.cap)
+        pc->buf.data[0] = 0;
+    int i = 0;
+    while (i < n) {
+        if (hole[i] == pc->mask_id) {
+            base_buf_appends(&pc->buf, IFL_MASK_PLACEHOLDER);
+            while (i < n && hole[i] == pc->mask_id)
+                i++;
+            continue;
+        }
+        int k = 0;
+        while (i < n && hole[i] != pc->mask_id && k < pc->cap)
+            pc->run[k++] = hole[i++];
+        char *txt = NULL;
+        size_t len = 0;
+        if (eng_detokenize(pc->tok, pc->run, (size_t)k, true, &txt, &len) == BASE_OK)
+            base_buf_append(&pc->buf, txt, len);
+        free(txt);
+    }
+}
+
+static void ifl__on_progress(void *ud, const eng_diff_progress *p) {
+    ifl__partial_ctx *pc = ud;
+    ifl__render(pc, p->hole, p->n_hole);
+    pc->req->partial(pc->req->partial_ud, pc->buf.data ? pc->buf.data : "", pc->buf.len, p->step,
+                     p->steps);
+}
+
+void ifl_text_res_free(ifl_text_res *r) {
+    if (!r)
+        return;
+    for (int i = 0; i < r->n_cand; i++)
+        free(r->cand[i].text);
+    free(r->tokens);
+    memset(r, 0, sizeof *r);
+}
+
+base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile int *cancel,
+                            ifl_text_res *out) {
+    memset(out, 0, sizeof *out);
+    uint64_t t0 = base_now_ns();
+    eng_diff_params p = r->params;
+    if (p.candidates > m->max_batch)
+        p.candidates = m->max_batch;
+    if (p.candidates < 1)
+        p.candidates = 1;
+    p.cancel = cancel;
+    int32_t *pre = NULL, *suf = NULL;
+    int n_pre = 0, n_suf = 0;
+    base_status st = BASE_OK;
+    /* Budget: the canvas minus the hole, its growth (DreamOn) and specials. */
+    eng_diff_prompt probe = {NULL, 0, NULL, 0};
+    int fixed = eng_diff_canvas_len(&m->info, &probe, &p);
+    int budget = r->ctx_budget > 0 ? r->ctx_budget : m->max_len;
+    if (budget > m->max_len - fixed)
+        budget = m->max_len - fixed;
+    if (budget < 0) {
+        st = BASE_ERR_TOO_LARGE;
+        goto done;
+    }
+    if (r->prefix_ids || r->suffix_ids) {
+        n_pre = r->prefix_ids ? r->n_prefix_ids : 0;
+        n_suf = r->suffix_ids ? r->n_suffix_ids : 0;
+        pre = malloc(sizeof(int32_t) * (size_t)(n_pre + 1));
+        suf = malloc(sizeof(int32_t) * (size_t)(n_suf + 1));
+        if (!pre || !suf) {
+            st = BASE_ERR_NOMEM;
+            goto done;
+        }
+        int kp, ks;
+        ifl_budget_split(budget, n_pre, n_suf, &kp, &ks);
+        memcpy(pre, r->prefix_ids + (n_pre - kp), sizeof(int32_t) * (size_t)kp);
+        if (ks > 0)
+            memcpy(suf, r->suffix_ids, sizeof(int32_t) * (size_t)ks);
+        n_pre = kp;
+        n_suf = ks;
+    } else {
+        int np0 = 0, ns0 = 0;
+        st = ifl__tokenize(m->tok, r->prefix ? r->prefix : "", r->prefix_len, &pre, &np0);
+        if (st == BASE_OK)
+            st = ifl__tokenize(m->tok, r->suffix ? r->suffix : "", r->suffix_len, &suf, &ns0);
+        if (st != BASE_OK)
+            goto done;
+        int kp, ks;
+        ifl_budget_split(budget, np0, ns0, &kp, &ks);
+        n_pre = np0;
+        n_suf = ns0;
+        if (np0 > kp) {
+            free(pre);
+            pre = NULL;
+            st = ifl__cut_prefix(m->tok, r->prefix, r->prefix_len, kp, &pre, &n_pre,
+                                 &out->prefix_cut);
+        }
+        if (st == BASE_OK && ns0 > ks) {
+            free(suf);
+            suf = NULL;
+            st = ifl__cut_suffix(m->tok, r->suffix, r->suffix_len, ks, &suf, &n_suf,
+                                 &out->suffix_cut);
+        }
+        if (st != BASE_OK)
+            goto done;
+    }
+    out->n_prefix_tokens = n_pre;
+    out->n_suffix_tokens = n_suf;
+    out->t.tokenize_ms = base_ms_since(t0);
+
+    ifl__partial_ctx pc = {r, m->tok, m->info.mask_id, &m->info, {0}, NULL, 0};
+    if (r->partial) {
+        pc.cap = m->max_len;
+        pc.run = malloc(sizeof(int32_t) * (size_t)pc.cap);
+        base_buf_init(&pc.buf);
+        if (!pc.run || base_buf_reserve(&pc.buf, 256) != BASE_OK) {
+            free(pc.run);
+            st = BASE_ERR_NOMEM;
+            goto done;
+        }
+        p.progress = ifl__on_progress;
+        p.progress_ud = &pc;
+    }
+    eng_stepper stp = eng_stepper_ctx(m->ctx);
+    eng_diff_prompt prompt = {pre, n_pre, suf, n_suf};
+    eng_diff_result dr;
+    eng_ctx_set_cancel(m->ctx, cancel);
+    uint64_t t1 = base_now_ns();
+    st = eng_diffuse(m->diff, &stp, &prompt, &p, &dr);
+    out->t.diffuse_ms = base_ms_since(t1);
+    eng_ctx_set_cancel(m->ctx, NULL);
+    if (r->partial) {
+        free(pc.run);
+        base_buf_deinit(&pc.buf);
+    }
+    if (st != BASE_OK)
+        goto done;
+    out->t.step_ms = dr.ms_step;
+    out->steps_run = dr.steps_run;
+    out->n_forward_full = dr.n_forward_full;
+    out->n_forward_window = dr.n_forward_window;
+    out->alg = dr.alg;
+    uint64_t t2 = base_now_ns();
+    out->n_tokens = dr.cand[0].n_tokens;
+    out->tokens = malloc(sizeof(int32_t) * (size_t)(out->n_tokens + 1));
+    if (!out->tokens) {
+        st = BASE_ERR_NOMEM;
+        goto done;
+    }
+    memcpy(out->tokens, dr.cand[0].tokens, sizeof(int32_t) * (size_t)out->n_tokens);
+    for (int c = 0; c < dr.n_candidates; c++) {
+        ifl_text_cand *tc = &out->cand[c];
+        st = eng_detokenize(m->tok, dr.cand[c].text_ids, (size_t)dr.cand[c].n_text_ids, true,
+                            &tc->text, &tc->len);
+        if (st != BASE_OK)
+            goto done;
+        tc->mean_conf = dr.cand[c].mean_conf;
+        tc->index = dr.cand[c].index;
+        out->n_cand++;
+    }
+    out->t.detok_ms = base_ms_since(t2);
+done:
+    free(pre);
+    free(suf);
+    out->t.total_ms = base_ms_since(t0);
+    if (st != BASE_OK)
+        ifl_text_res_free(out);
+    return st;
+}
+
+/* ---- the pipeline on a document ---------------------------------------------------- */
+
+void ifl_doc_req_default(ifl_doc_req *r) {
+    memset(r, 0, sizeof *r);
+    r->validate = -1;
+    r->alg = ENG_ALG_DEFAULT;
+    r->candidates = 1;
+    r->mode = ENG_CACHE_CACHED;
+}
+
+void ifl_doc_res_free(ifl_doc_res *r) {
+    if (!r)
+        return;
+    for (int i = 0; i < r->n_items; i++)
+        free(r->items[i].text);
+    ifl_text_res_free(&r->raw);
+    memset(r, 0, sizeof *r);
+}
+
+/* Plain line rule when the syntax module cannot help: finish the current line
+ * (or write one line on an empty one). */
+static void ifl__line_span(const ifl_doc_req *r, ifl_span *sp) {
+    memset(sp, 0, sizeof *sp);
+    size_t c = r->cursor;
+    bool at_eol = c >= r->len || r->text[c] == '\n' || r->text[c] == '\r';
+    sp->kind = at_eol ? IFL_SPAN_LINE_END : IFL_SPAN_LINE_REST;
+    sp->hole_start = sp->hole_end = c;
+    sp->n_tokens = at_eol ? 24 : 12;
+    sp->max_lines = 1;
+    sp->reason = "line rule (no syntax span)";
+}
+
+/* First line of s (without the newline). */
+static size_t ifl__first_line(const char *s, size_t n) {
+    const char *nl = memchr(s, '\n', n);
+    return nl ? (size_t)(nl - s) : n;
+}
+
+base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile int *cancel,
+                             ifl_doc_res *out) {
+    memset(out, 0, sizeof *out);
+    if (!r->text || r->cursor > r->len || r->sel_end > r->len || r->sel_start > r->sel_end)
+        return BASE_ERR_RANGE;
+    uint64_t t0 = base_now_ns();
+    bool sel = r->sel_end > r->sel_start;
+    base_status st = ifl_syntax_locate_text(r->language, r->text, r->len, r->cursor,
+                                            sel ? r->sel_start : r->cursor,
+                                            sel ? r->sel_end : r->cursor, &out->span);
+    bool have_syntax = st == BASE_OK;
+    if (!have_syntax) {
+        ifl__line_span(r, &out->span);
+        if (sel) {
+            out->span.kind = IFL_SPAN_SELECTION;
+            out->span.hole_start = r->sel_start;
+            out->span.hole_end = r->sel_end;
+            out->span.multiline = true;
+            out->span.max_lines = 64;
+            out->span.n_tokens = 64;
+        }
+    }
+    double span_ms = base_ms_since(t0);
+    ifl_span *sp = &out->span;
+    if (sp->hole_start > sp->hole_end || sp->hole_end > r->len)
+        return BASE_ERR_RANGE;
+    int n = sp->n_tokens > 0 ? sp->n_tokens : 16;
+    if (r->max_hole > 0 && n > r->max_hole)
+        n = r->max_hole;
+
+    ifl_text_req tr;
+    memset(&tr, 0, sizeof tr);
+    tr.prefix = r->text;
+    tr.prefix_len = sp->hole_start;
+    tr.suffix = r->text + sp->hole_end;
+    tr.suffix_len = r->len - sp->hole_end;
+    eng_diff_params_default(&tr.params);
+    tr.params.alg = r->alg;
+    tr.params.n_hole = n;
+    tr.params.steps = r->steps;
+    tr.params.candidates = r->candidates > 0 ? r->candidates : 1;
+    tr.params.mode = r->mode;
+    tr.params.seed = r->has_seed ? r->seed : 0;
+    tr.params.deadline_ns = r->deadline_ns;
+    if (tr.params.candidates > 1 && tr.params.temperature <= 0.0f)
+        tr.params.temperature = 0.6f; /* distinct candidates need noise */
+    tr.partial = r->partial;
+    tr.partial_ud = r->partial_ud;
+    st = ifl_infill_text(m, &tr, cancel, &out->raw);
+    if (st != BASE_OK)
+        return st;
+    out->raw.t.span_ms = span_ms;
+
+    uint64_t t1 = base_now_ns();
+    ifl_post_opts po = {r->validate != 0};
+    for (int c = 0; c < out->raw.n_cand; c++) {
+        const ifl_text_cand *tc = &out->raw.cand[c];
+        char *post = NULL;
+        size_t post_len = 0;
+        bool valid = true;
+        base_status ps = BASE_ERR_UNSUPPORTED;
+        if (have_syntax)
+            ps = ifl_syntax_postprocess_text(r->language, r->text, r->len, sp, tc->text, tc->len,
+                                             &po, &post, &post_len);
+        if (ps == BASE_ERR_PARSE) {
+            /* Rejected by the syntax check: keep it last, untrimmed. */
+            valid = false;
+            post = NULL;
+        }
+        if (!post) {
+            size_t l = tc->len;
+            if (!sp->multiline)
+                l = ifl__first_line(tc->text, tc->len);
+            post = malloc(l + 1);
+            if (!post)
+                return BASE_ERR_NOMEM;
+            memcpy(post, tc->text, l);
+            post[l] = 0;
+            post_len = l;
+        }
+        ifl_doc_item *it = &out->items[out->n_items++];
+        it->text = post;
+        it->len = post_len;
+        it->start = sp->hole_start;
+        it->end = sp->hole_end;
+        it->confidence = tc->mean_conf;
+        it->valid = valid;
+    }
+    /* Valid candidates first; within each group the diffusion ranking stays. */
+    for (int i = 1; i < out->n_items; i++) {
+        ifl_doc_item v = out->items[i];
+        int j = i - 1;
+        while (j >= 0 && !out->items[j].valid && v.valid) {
+            out->items[j + 1] = out->items[j];
+            j--;
+        }
+        out->items[j + 1] = v;
+    }
+    out->raw.t.post_ms = base_ms_since(t1);
+    out->raw.t.total_ms = base_ms_since(t0);
+    return BASE_OK;
+}

@@ -1,0 +1,249 @@
+/* The engine worker: one thread owns the model. Jobs are taken newest first;
+ * a newer job of the same group supersedes older ones (dropped when queued,
+ * cancelled at the next denoising step when running). */
+#define _POSIX_C_SOURCE 200809L
+#include "infill.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ifl_worker {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    ifl_worker_cbs cbs;
+    ifl_model_opts opts;
+    ifl_job *queue; /* newest first */
+    ifl_job *running;
+    uint64_t next_id;
+    bool stop;
+    bool load_pending;
+    char *load_dir; /* NULL = unload */
+    ifl_model *model;
+};
+
+void ifl_job_free(ifl_job *j) {
+    if (!j)
+        return;
+    ifl_doc_res_free(&j->res);
+    free((char *)j->req.text);
+    free(j);
+}
+
+static void ifl__progress(void *ud, uint64_t done, uint64_t total) {
+    ifl_worker *w = ud;
+    if (w->cbs.state)
+        w->cbs.state(w->cbs.ud, "loading", NULL, done, total);
+}
+
+static void ifl__do_load(ifl_worker *w, char *dir) {
+    ifl_model_close(w->model);
+    w->model = NULL;
+    if (!dir) {
+        if (w->cbs.state)
+            w->cbs.state(w->cbs.ud, "none", NULL, 0, 0);
+        return;
+    }
+    if (w->cbs.state)
+        w->cbs.state(w->cbs.ud, "loading", dir, 0, 0);
+    ifl_model_opts o = w->opts;
+    o.load.progress = ifl__progress;
+    o.load.progress_ud = w;
+    eng_error err = {0};
+    w->model = ifl_model_open(dir, &o, &err);
+    if (w->cbs.state)
+        w->cbs.state(w->cbs.ud, w->model ? "ready" : "error", w->model ? dir : err.msg, 0, 0);
+    free(dir);
+}
+
+typedef struct ifl__pctx {
+    ifl_worker *w;
+    ifl_job *job;
+} ifl__pctx;
+
+static void ifl__job_partial(void *ud, const char *text, size_t len, int step, int steps) {
+    ifl__pctx *pc = ud;
+    if (pc->w->cbs.partial && !pc->job->cancel)
+        pc->w->cbs.partial(pc->w->cbs.ud, pc->job->id, text, len, step, steps);
+}
+
+static void *ifl__worker_main(void *arg) {
+    ifl_worker *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->stop && !w->load_pending && !w->queue)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (w->stop)
+            break;
+        if (w->load_pending) {
+            char *dir = w->load_dir;
+            w->load_dir = NULL;
+            w->load_pending = false;
+            pthread_mutex_unlock(&w->mu);
+            ifl__do_load(w, dir);
+            pthread_mutex_lock(&w->mu);
+            continue;
+        }
+        ifl_job *j = w->queue;
+        w->queue = j->next;
+        j->next = NULL;
+        w->running = j;
+        pthread_mutex_unlock(&w->mu);
+        uint64_t t0 = base_now_ns();
+        if (j->cancel) {
+            j->status = BASE_ERR_CANCELLED;
+        } else if (!w->model) {
+            j->status = BASE_ERR_STATE;
+        } else {
+            ifl__pctx pc = {w, j};
+            j->req.partial = NULL;
+            if (j->req.want_partial) {
+                j->req.partial = ifl__job_partial;
+                j->req.partial_ud = &pc;
+            }
+            j->status = ifl_complete_doc(w->model, &j->req, &j->cancel, &j->res);
+            j->req.partial = NULL;
+            if (j->status == BASE_ERR_CANCELLED && j->cancel == 2)
+                j->status = BASE_ERR_SUPERSEDED;
+        }
+        j->latency_ms = base_ms_since(t0);
+        pthread_mutex_lock(&w->mu);
+        w->running = NULL;
+        pthread_mutex_unlock(&w->mu);
+        if (w->cbs.done)
+            w->cbs.done(w->cbs.ud, j);
+        else
+            ifl_job_free(j);
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+ifl_worker *ifl_worker_new(const ifl_worker_cbs *cbs, const ifl_model_opts *o) {
+    ifl_worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->cbs = *cbs;
+    if (o)
+        w->opts = *o;
+    else
+        ifl_model_opts_default(&w->opts);
+    w->next_id = 1;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (pthread_create(&w->thread, NULL, ifl__worker_main, w) != 0) {
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void ifl_worker_free(ifl_worker *w) {
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = true;
+    if (w->running)
+        w->running->cancel = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    while (w->queue) {
+        ifl_job *j = w->queue;
+        w->queue = j->next;
+        ifl_job_free(j);
+    }
+    free(w->load_dir);
+    ifl_model_close(w->model);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w);
+}
+
+void ifl_worker_load(ifl_worker *w, const char *dir) {
+    char *copy = dir ? strdup(dir) : NULL;
+    pthread_mutex_lock(&w->mu);
+    free(w->load_dir);
+    w->load_dir = copy;
+    w->load_pending = true;
+    if (w->running)
+        w->running->cancel = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl_doc_req *req) {
+    ifl_job *j = calloc(1, sizeof *j);
+    char *text = malloc(req->len + 1);
+    if (!j || !text) {
+        free(j);
+        free(text);
+        return 0;
+    }
+    memcpy(text, req->text, req->len);
+    text[req->len] = 0;
+    j->req = *req;
+    j->req.text = text;
+    j->group = group;
+    j->owner = owner;
+    ifl_job *dropped = NULL;
+    pthread_mutex_lock(&w->mu);
+    j->id = w->next_id++;
+    /* Supersede older work of the same group. */
+    ifl_job **pp = &w->queue;
+    while (*pp) {
+        ifl_job *q = *pp;
+        if (q->group == group) {
+            *pp = q->next;
+            q->next = dropped;
+            dropped = q;
+        } else {
+            pp = &q->next;
+        }
+    }
+    if (w->running && w->running->group == group)
+        w->running->cancel = 2;
+    j->next = w->queue;
+    w->queue = j;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    uint64_t id = j->id;
+    while (dropped) {
+        ifl_job *q = dropped;
+        dropped = q->next;
+        q->next = NULL;
+        q->status = BASE_ERR_SUPERSEDED;
+        if (w->cbs.done)
+            w->cbs.done(w->cbs.ud, q);
+        else
+            ifl_job_free(q);
+    }
+    return id;
+}
+
+void ifl_worker_cancel(ifl_worker *w, uint64_t id) {
+    ifl_job *found = NULL;
+    pthread_mutex_lock(&w->mu);
+    if (w->running && w->running->id == id)
+        w->running->cancel = 1;
+    for (ifl_job **pp = &w->queue; *pp; pp = &(*pp)->next) {
+        if ((*pp)->id == id) {
+            found = *pp;
+            *pp = found->next;
+            found->next = NULL;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (found) {
+        found->status = BASE_ERR_CANCELLED;
+        if (w->cbs.done)
+            w->cbs.done(w->cbs.ud, found);
+        else
+            ifl_job_free(found);
+    }
+}
