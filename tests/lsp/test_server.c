@@ -144,7 +144,7 @@ static void test_lifecycle(void) {
     send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}");
     CHECK_EQ_I(exit_code, 1);
     lsp_server_free(s);
-    drain();
+    json_decref(drain());
 }
 
 static lsp_server *ready(const char *encs, const char *init_opts) {
@@ -163,7 +163,7 @@ static lsp_server *ready(const char *encs, const char *init_opts) {
     send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{\"textDocument\":"
             "{\"uri\":\"file:///t.py\",\"languageId\":\"python\",\"version\":1,\"text\":"
             "\"x = 1\\nh\\u00e9llo \\ud83d\\ude00 w\\u00f6rld\\n\"}}}");
-    drain();
+    json_decref(drain());
     return s;
 }
 
@@ -263,7 +263,7 @@ static void test_inline(void) {
     CHECK_STR(json_string_value(json_object_get(m, "method")), "infilld/status");
     json_decref(m);
     lsp_server_free(s);
-    drain();
+    json_decref(drain());
 }
 
 static void test_commands(void) {
@@ -400,7 +400,7 @@ static void test_commands(void) {
     int before = n_cancels;
     lsp_server_free(s);
     CHECK_EQ_I(n_cancels, before + 1);
-    drain();
+    json_decref(drain());
 }
 
 int main(void) {
