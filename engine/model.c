@@ -239,9 +239,10 @@ static base_status eng__parse_config(eng_model *m, json_t *cfg, const char *path
         return eng__err(err, BASE_ERR_MODEL, "%s: head dimension %d is odd (RoPE needs pairs)",
                         path, in->head_dim);
     if (in->n_kv_head > in->n_head || in->n_head % in->n_kv_head != 0)
-        return eng__err(err, BASE_ERR_MODEL,
-                        "%s: %d attention heads are not a multiple of %d key/value heads", path,
-                        in->n_head, in->n_kv_head);
+        return eng__err(
+            err, BASE_ERR_MODEL, "%s: '%s' (%d) is not a multiple of '%s' (%d)", path,
+            in->family == ENG_FAMILY_LLADA ? "n_heads" : "num_attention_heads", in->n_head,
+            in->family == ENG_FAMILY_LLADA ? "n_kv_heads" : "num_key_value_heads", in->n_kv_head);
     if ((long long)in->n_head * in->head_dim > 65536)
         return eng__err(err, BASE_ERR_MODEL, "%s: heads x head_dim is absurdly large", path);
 
@@ -613,6 +614,8 @@ eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error 
         goto fail;
     if (eng__parse_config(m, cfg, cpath, err))
         goto fail;
+    if (eng__map_weights(m, err) || eng__bind_weights(m, err))
+        goto fail;
     m->tok = eng_tokenizer_load(m->dir, err);
     if (!m->tok) {
         char msg[sizeof err->msg];
@@ -621,8 +624,6 @@ eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error 
         goto fail;
     }
     if (eng__special_ids(m, cfg, err))
-        goto fail;
-    if (eng__map_weights(m, err) || eng__bind_weights(m, err))
         goto fail;
     json_decref(cfg);
     cfg = NULL;
