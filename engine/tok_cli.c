@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int tok_cli_usage(void) {
-    fprintf(stderr, "usage: infilld tokenize (--model DIR | --tokenizer DIR) [--decode] [--jsonl] "
-                    "[--skip-special]\n"
-                    "  encodes stdin as plain text (special-token strings stay text) and prints\n"
-                    "  the ids; --decode reads ids and prints the text; --jsonl works per line\n"
-                    "  (JSON strings in, id lines out; or id lines in, JSON strings out)\n");
-    return 2;
+static int tok_cli_usage(FILE *f) {
+    fprintf(f, "usage: infilld tokenize (--model DIR | --tokenizer DIR) [--decode] [--jsonl] "
+               "[--skip-special]\n"
+               "  encodes stdin as plain text (special-token strings stay text) and prints\n"
+               "  the ids; --decode reads ids and prints the text; --jsonl works per line\n"
+               "  (JSON strings in, id lines out; or id lines in, JSON strings out)\n");
+    return f == stderr ? 2 : 0;
 }
 
 static base_status tok_cli_read_stdin(base_buf *in) {
@@ -93,12 +93,12 @@ int eng_cli_tokenize(int argc, char **argv) {
         else if (strcmp(argv[i], "--skip-special") == 0)
             skip_special = true;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return tok_cli_usage() == 2 ? 0 : 0;
+            return tok_cli_usage(stdout);
         else
-            return tok_cli_usage();
+            return tok_cli_usage(stderr);
     }
     if (!dir)
-        return tok_cli_usage();
+        return tok_cli_usage(stderr);
 
     eng_error err = {0};
     eng_tokenizer *t = eng_tokenizer_load(dir, &err);

@@ -45,9 +45,10 @@ int main(int argc, char **argv) {
         base_buf_append(&text, s, n);
         free(s);
     }
-    const char *pass[] = {"encode, first pass (piece cache cold)",
-                          "encode, second pass (cache warm)"};
-    for (int p = 0; p < 2; p++) {
+    /* First pass with an empty piece cache, then the best of 5 warm passes. */
+    double best = 0;
+    size_t n_tok = 0;
+    for (int p = 0; p < 6; p++) {
         int32_t *ids = NULL;
         size_t n = 0;
         uint64_t t0 = base_now_ns();
@@ -56,15 +57,24 @@ int main(int argc, char **argv) {
             return 1;
         }
         double ms = base_ms_since(t0);
-        printf("| %s, %.2f MB, %zu tokens | %.1f ms, %.1f MB/s, %.2f M tokens/s |\n", pass[p],
-               text.len / 1e6, n, ms, text.len / 1e3 / ms, n / 1e3 / ms);
-        char *out = NULL;
-        size_t len = 0;
-        t0 = base_now_ns();
-        eng_detokenize(t, ids, n, false, &out, &len);
-        if (p == 1)
-            printf("| decode %zu tokens | %.1f ms |\n", n, base_ms_since(t0));
-        free(out);
+        n_tok = n;
+        if (p == 0)
+            printf("| encode, first pass (piece cache cold), %.2f MB, %zu tokens | %.1f ms, %.1f "
+                   "MB/s, %.2f M tokens/s |\n",
+                   text.len / 1e6, n, ms, text.len / 1e3 / ms, n / 1e3 / ms);
+        else if (p == 1 || ms < best)
+            best = ms;
+        if (p == 5) {
+            char *out = NULL;
+            size_t len = 0;
+            t0 = base_now_ns();
+            eng_detokenize(t, ids, n, false, &out, &len);
+            double dms = base_ms_since(t0);
+            printf("| encode, warm cache, best of 5 | %.1f ms, %.1f MB/s, %.2f M tokens/s |\n",
+                   best, text.len / 1e3 / best, n_tok / 1e3 / best);
+            printf("| decode %zu tokens | %.1f ms |\n", n, dms);
+            free(out);
+        }
         free(ids);
     }
     base_buf_deinit(&text);
