@@ -63,15 +63,27 @@ def _softmax(z):
 
 
 def _stats(P, x0):
-    order = sorted(P.tolist(), reverse=True)
-    ne = 0.0
-    for p in P.tolist():
-        ne += p * math.log(p + 1e-10)
-    return (int(x0), f32(P[x0]), f32(order[0] - order[1]), f32(ne))
+    top2 = np.partition(P, -2)[-2:]
+    ne = float(np.sum(P * np.log(P + 1e-10)))
+    return (int(x0), f32(P[x0]), f32(float(top2[1]) - float(top2[0])), f32(ne))
+
+
+def noise_row(seed, step, position, V):
+    """noise_uniform for v = 0..V-1, vectorised (uint64 arithmetic wraps)."""
+    def mix(z):
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+    with np.errstate(over="ignore"):
+        v = np.arange(V, dtype=np.uint64)
+        k = np.uint64(((step << 32) | position) & MASK64)
+        h = mix(np.uint64(seed & MASK64) ^ mix(k ^ mix(v)))
+    return ((h >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0 ** -53
 
 
 def pick(logits, sp, flat_pos):
-    """Per-row proposal: (token, prob, margin, neg_entropy).
+    """Per-row proposal (token, prob, margin, neg_entropy), per docs/SAMPLERS.md.
 
     sp: dict(pick='dream'|'gumbel', temperature, top_p, top_k, seed, step, bias={id: b})."""
     l = np.array(logits, dtype=np.float64)
@@ -82,35 +94,28 @@ def pick(logits, sp, flat_pos):
     if sp["pick"] == "gumbel":
         P = _softmax(l)
         if T > 0:
-            u = np.array([noise_uniform(sp["seed"], sp["step"], flat_pos, v) for v in range(V)])
-            k = l + T * -np.log(-np.log(u))
-        else:
-            k = l
-        return _stats(P, int(np.argmax(k)))
+            u = noise_row(sp["seed"], sp["step"], flat_pos, V)
+            return _stats(P, int(np.argmax(l + T * -np.log(-np.log(u)))))
+        return _stats(P, int(np.argmax(l)))
     z = l / T if T > 0 else l.copy()
     top_p = sp.get("top_p", 1.0)
     if 0 < top_p < 1:
-        idx = sorted(range(V), key=lambda v: -z[v])  # stable: lower id first on ties
-        Pz = _softmax(z)
-        c = 0.0
+        order = np.lexsort((np.arange(V), -z))  # z descending, lower id first on ties
+        Pz = _softmax(z)[order]
+        before = np.cumsum(Pz) - Pz
         drop = np.zeros(V, dtype=bool)
-        for v in idx:
-            drop[v] = c > top_p
-            c += Pz[v]
+        drop[order] = before > top_p
         z[drop] = -np.inf
     top_k = sp.get("top_k", 0)
     if 0 < top_k < V:
-        kth = sorted(z.tolist(), reverse=True)[top_k - 1]
+        kth = np.sort(z)[::-1][top_k - 1]
         z[z < kth] = -np.inf
     P = _softmax(z)
     if T > 0:
-        best, bk = 0, -np.inf
-        for v in range(V):
-            if P[v] <= 0:
-                continue
-            k = z[v] - math.log(-math.log(noise_uniform(sp["seed"], sp["step"], flat_pos, v)))
-            if k > bk:
-                best, bk = v, k
+        u = noise_uniform(sp["seed"], sp["step"], flat_pos, 0)
+        cum = np.cumsum(P)
+        idx = np.nonzero((cum > u) & (P > 0))[0]
+        best = int(idx[0]) if len(idx) else int(np.nonzero(P > 0)[0][-1])
         return _stats(P, best)
     return _stats(P, int(np.argmax(P)))
 

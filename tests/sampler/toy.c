@@ -142,17 +142,21 @@ static void toy_row(const int32_t *seq, int len, int pos, uint32_t flat, const e
     }
     toy_softmax(z, P);
     int best = 0;
-    double bk = -INFINITY;
-    for (int v = 0; v < TOY_VOCAB; v++) {
-        double k =
-            T > 0 ? (P[v] > 0
-                         ? z[v] - log(-log(eng_noise_uniform(s->seed, s->step, flat, (uint32_t)v)))
-                         : -INFINITY)
-                  : P[v];
-        if (k > bk) {
-            bk = k;
+    if (T > 0) {
+        /* Inverse CDF in vocabulary order with u = noise(seed, step, position, 0). */
+        double u = eng_noise_uniform(s->seed, s->step, flat, 0), cum = 0.0;
+        for (int v = 0; v < TOY_VOCAB; v++) {
+            if (P[v] <= 0)
+                continue;
+            cum += P[v];
             best = v;
+            if (cum > u)
+                break;
         }
+    } else {
+        for (int v = 1; v < TOY_VOCAB; v++)
+            if (P[v] > P[best])
+                best = v;
     }
     toy_stats(P, best, out);
 }
