@@ -293,16 +293,16 @@ static bool json_value(json_parser *ps, eng__json *out, int depth) {
     }
 }
 
-eng__json_doc *eng__json_parse(const char *text, size_t len, eng_error *err) {
+eng__json_doc *eng__json_parse_owned(char *text, size_t len, eng_error *err) {
     eng__json_doc *d = calloc(1, sizeof *d);
-    if (!d)
+    if (!d) {
+        free(text);
         goto fail_nomem;
-    d->text = malloc(len + 1);
+    }
+    d->text = text;
     d->mem = base_arena_new(1 << 20);
-    if (!d->text || !d->mem)
+    if (!d->mem)
         goto fail_nomem;
-    memcpy(d->text, text, len);
-    d->text[len] = '\0';
     json_parser ps = {.p = d->text, .end = d->text + len, .start = d->text, .mem = d->mem};
     bool ok = json_value(&ps, &d->root, 0);
     if (ok) {
@@ -331,6 +331,20 @@ fail_nomem:
     }
     eng__json_free(d);
     return NULL;
+}
+
+eng__json_doc *eng__json_parse(const char *text, size_t len, eng_error *err) {
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        if (err) {
+            err->status = BASE_ERR_NOMEM;
+            snprintf(err->msg, sizeof err->msg, "JSON: out of memory");
+        }
+        return NULL;
+    }
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    return eng__json_parse_owned(copy, len, err);
 }
 
 void eng__json_free(eng__json_doc *d) {

@@ -13,7 +13,21 @@
  *      string is ever built while encoding.
  * Merges are a hash of (left id, right id) → (rank, merged id); a piece merges
  * its lowest-rank, leftmost pair until none applies (linear scan for short
- * pieces, a binary heap for long ones), and results are cached per piece. */
+ * pieces, a binary heap for long ones), and results are cached per piece.
+ *
+ * Invalid UTF-8 (which Hugging Face cannot even take as input): every byte
+ * that starts no valid sequence (stray continuation bytes, truncated or
+ * overlong sequences, surrogates, > U+10FFFF) is its own byte-level token;
+ * the valid runs on either side are normalised and pre-tokenized separately,
+ * so no piece spans an invalid byte. Decoding is exact: it writes each
+ * token's raw bytes, so decode(encode(x)) == x byte for byte outside the
+ * valid runs and == NFC(run) inside them (Hugging Face's decoder would turn
+ * invalid sequences into U+FFFD instead). Likewise ids that end inside a
+ * multi-byte character decode to the partial bytes.
+ *
+ * Thread safety: a loaded tokenizer is read-only except for the piece cache,
+ * which has its own mutex, so eng_tokenize/eng_detokenize may be called from
+ * several threads at once. */
 #define _POSIX_C_SOURCE 200809L
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "tokenizer_impl.h"
@@ -64,7 +78,7 @@ struct eng_tokenizer {
     uint8_t *tok_flags; /* [n_ids] TOK_* */
     base_buf pool;      /* raw token bytes */
 
-    uint32_t *vocab_slots; /* open addressing over model-vocabulary ids, id + 1; 0 = empty */
+    uint64_t *vocab_slots; /* open addressing: hash tag << 32 | (id + 1); 0 = empty */
     uint32_t vocab_mask;
 
     uint64_t *merge_keys; /* (left << 32 | right); UINT64_MAX = empty */
@@ -154,12 +168,14 @@ static uint32_t tok_pow2(size_t n) {
 static int32_t tok_vocab_find(const eng_tokenizer *t, const char *s, size_t n) {
     if (!t->vocab_slots)
         return -1;
-    for (uint32_t i = (uint32_t)tok_hash(s, n) & t->vocab_mask;; i = (i + 1) & t->vocab_mask) {
-        uint32_t v = t->vocab_slots[i];
+    uint64_t h = tok_hash(s, n), tag = h >> 32 << 32;
+    for (uint32_t i = (uint32_t)h & t->vocab_mask;; i = (i + 1) & t->vocab_mask) {
+        uint64_t v = t->vocab_slots[i];
         if (!v)
             return -1;
-        uint32_t id = v - 1;
-        if (t->tok_len[id] == n && memcmp(t->pool.data + t->tok_off[id], s, n) == 0)
+        uint32_t id = (uint32_t)v - 1;
+        if ((v >> 32 << 32) == tag && t->tok_len[id] == n &&
+            memcmp(t->pool.data + t->tok_off[id], s, n) == 0)
             return (int32_t)id;
     }
 }
@@ -167,13 +183,16 @@ static int32_t tok_vocab_find(const eng_tokenizer *t, const char *s, size_t n) {
 static void tok_vocab_insert(eng_tokenizer *t, uint32_t id) {
     const char *s = t->pool.data + t->tok_off[id];
     size_t n = t->tok_len[id];
-    for (uint32_t i = (uint32_t)tok_hash(s, n) & t->vocab_mask;; i = (i + 1) & t->vocab_mask) {
-        uint32_t v = t->vocab_slots[i];
+    uint64_t h = tok_hash(s, n), tag = h >> 32 << 32;
+    for (uint32_t i = (uint32_t)h & t->vocab_mask;; i = (i + 1) & t->vocab_mask) {
+        uint64_t v = t->vocab_slots[i];
         if (!v) {
-            t->vocab_slots[i] = id + 1;
+            t->vocab_slots[i] = tag | (id + 1);
             return;
         }
-        if (t->tok_len[v - 1] == n && memcmp(t->pool.data + t->tok_off[v - 1], s, n) == 0)
+        uint32_t o = (uint32_t)v - 1;
+        if ((v >> 32 << 32) == tag && t->tok_len[o] == n &&
+            memcmp(t->pool.data + t->tok_off[o], s, n) == 0)
             return; /* duplicate string: the first id wins */
     }
 }
@@ -508,11 +527,10 @@ unsupported:
     return false;
 }
 
-eng_tokenizer *eng__tokenizer_from_json(const char *text, size_t len, const char *name,
-                                        eng_error *err) {
+/* Builds a tokenizer from a parsed tokenizer.json; frees doc. */
+static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const char *name, eng_error *err) {
     tok_builder b;
     eng_tokenizer *t = tok_new();
-    eng__json_doc *doc = eng__json_parse(text, len, err);
     if (!t || !doc) {
         if (doc || !t)
             tok_set_err(err, BASE_ERR_NOMEM, "%s: out of memory", name);
@@ -619,6 +637,11 @@ fail:
     eng__json_free(doc);
     eng_tokenizer_free(t);
     return NULL;
+}
+
+eng_tokenizer *eng__tokenizer_from_json(const char *text, size_t len, const char *name,
+                                        eng_error *err) {
+    return tok_from_doc(eng__json_parse(text, len, err), name, err);
 }
 
 /* ---- vocab.json + merges.txt (+ added_tokens.json, tokenizer_config.json) ---- */
@@ -830,8 +853,7 @@ eng_tokenizer *eng_tokenizer_load(const char *dir, eng_error *err) {
         free(path);
         return NULL;
     }
-    eng_tokenizer *t = eng__tokenizer_from_json(text, len, file, err);
-    free(text);
+    eng_tokenizer *t = tok_from_doc(eng__json_parse_owned(text, len, err), file, err);
     free(path);
     return t;
 }

@@ -39,6 +39,9 @@ typedef struct eng__json_doc eng__json_doc;
 /* Parses text[0..len) (the buffer is copied). Returns NULL and fills err
  * (with byte offset) on malformed input or when nesting exceeds 128 levels. */
 eng__json_doc *eng__json_parse(const char *text, size_t len, eng_error *err);
+/* Same, parsing text[0..len) in place: takes ownership of the malloc'ed
+ * buffer (freed with the document, or at once on failure). */
+eng__json_doc *eng__json_parse_owned(char *text, size_t len, eng_error *err);
 void eng__json_free(eng__json_doc *d); /* NULL-safe */
 const eng__json *eng__json_root(const eng__json_doc *d);
 /* Member of an object by key; NULL when absent or when o is not an object. */
