@@ -100,6 +100,7 @@ struct eng_bctx {
     uint64_t stamp;
     bool use_graphs;
     int full_n_seq, full_len; /* layout of the last FULL step/forward; 0 = none */
+    uint8_t *full_valid;      /* host [R]: its valid mask (WINDOW steps must match) */
     const volatile int *cancel;
 };
 
@@ -489,7 +490,7 @@ static eng_bctx *eng__cu_ctx_new(eng_backend *be, int max_batch, int max_len, en
         (st = kcu_host_alloc(k, sizeof(kcu_sample_params), (void **)&c->h.params)) ||
         (st = kcu_host_alloc(k, ENG__CU_MAX_BIAS * sizeof(kcu_bias), (void **)&c->h.bias)) ||
         (st = kcu_host_alloc(k, R * sizeof(kcu_row_result), (void **)&c->h.res)) ||
-        (st = kcu_sync(k))) {
+        (!(c->full_valid = malloc(R)) && (st = BASE_ERR_NOMEM)) || (st = kcu_sync(k))) {
         eng__err(err, st, "cuda: context of %d x %d: %s", max_batch, max_len, kcu_ctx_error(k));
         eng__cu_ctx_free(c);
         return NULL;
@@ -512,6 +513,7 @@ static void eng__cu_ctx_free(eng_bctx *c) {
                    c->h.params, c->h.bias,  c->h.res};
     for (size_t i = 0; i < sizeof pin / sizeof pin[0]; i++)
         kcu_host_free(k, pin[i]);
+    free(c->full_valid);
     free(c);
 }
 
@@ -637,8 +639,28 @@ static base_status eng__cu_check_batch(eng_bctx *c, const eng_batch *batch) {
     if (c->be->lost)
         return BASE_ERR_DEVICE;
     if (batch->n_seq > c->max_batch || batch->len > c->max_len)
-        return BASE_ERR_RANGE;
+        return BASE_ERR_TOO_LARGE;
     return BASE_OK;
+}
+
+/* Whether the batch has the canvas layout (shape and valid mask) of the last
+ * FULL pass, which a WINDOW step requires. */
+static bool eng__cu_same_layout(const eng_bctx *c, const eng_batch *batch) {
+    if (c->full_n_seq != batch->n_seq || c->full_len != batch->len)
+        return false;
+    size_t n = (size_t)batch->n_seq * batch->len;
+    for (size_t i = 0; i < n; i++)
+        if (c->full_valid[i] != (batch->valid ? batch->valid[i] != 0 : 1))
+            return false;
+    return true;
+}
+
+static void eng__cu_remember_layout(eng_bctx *c, const eng_batch *batch) {
+    c->full_n_seq = batch->n_seq;
+    c->full_len = batch->len;
+    size_t n = (size_t)batch->n_seq * batch->len;
+    for (size_t i = 0; i < n; i++)
+        c->full_valid[i] = batch->valid ? batch->valid[i] != 0 : 1;
 }
 
 static base_status eng__cu_step(eng_bctx *c, const eng_batch *batch, const eng_step_req *req,
@@ -649,9 +671,10 @@ static base_status eng__cu_step(eng_bctx *c, const eng_batch *batch, const eng_s
         return st;
     if (req->n_pos > batch->n_seq * batch->len || req->sampling.n_bias > ENG__CU_MAX_BIAS)
         return BASE_ERR_RANGE;
-    if (req->mode == ENG_STEP_WINDOW &&
-        (c->full_n_seq != batch->n_seq || c->full_len != batch->len))
+    if (req->mode == ENG_STEP_WINDOW && !eng__cu_same_layout(c, batch))
         return BASE_ERR_STATE;
+    if (req->mode == ENG_STEP_FULL)
+        c->full_n_seq = 0; /* the cache is being rewritten */
     eng__cuda_plan p;
     if ((st = eng__cuda_plan_step(&be->info, batch, req, &p, c->h.head_rows, c->h.noise_pos)))
         return st;
@@ -705,10 +728,8 @@ static base_status eng__cu_step(eng_bctx *c, const eng_batch *batch, const eng_s
     }
     if ((st = kcu_sync(k)))
         return eng__cu_fail(be, st, "step");
-    if (req->mode == ENG_STEP_FULL) {
-        c->full_n_seq = batch->n_seq;
-        c->full_len = batch->len;
-    }
+    if (req->mode == ENG_STEP_FULL)
+        eng__cu_remember_layout(c, batch);
     for (int j = 0; j < req->n_pos; j++) {
         const kcu_row_result *r = &c->h.res[j];
         out[j].token = r->token;
@@ -730,8 +751,9 @@ static base_status eng__cu_forward(eng_bctx *c, const eng_batch *batch, const in
         return BASE_ERR_RANGE;
     kcu_ctx *k = be->k;
     eng__cu_pack(c, batch, 0, len);
-    for (int i = 0; i < n_rows; i++)
-        c->h.head_rows[i] = rows[i]; /* full window: window row == canvas row */
+    for (int i = 0; i < n_rows; i++) /* full window: window row == canvas row */
+        c->h.head_rows[i] = batch->valid && !batch->valid[rows[i]] ? -1 : rows[i];
+    c->full_n_seq = 0;
     if ((st = eng__cu_layers(c, batch->n_seq, len, 0, len, true)) ||
         (n_rows > 0 &&
          (st = kcu_upload_async(k, c->head_rows, c->h.head_rows, (size_t)n_rows * 4)))) {
@@ -749,8 +771,7 @@ static base_status eng__cu_forward(eng_bctx *c, const eng_batch *batch, const in
     }
     if ((st = kcu_sync(k)))
         return eng__cu_fail(be, st, "forward");
-    c->full_n_seq = batch->n_seq;
-    c->full_len = len;
+    eng__cu_remember_layout(c, batch);
     return BASE_OK;
 }
 

@@ -14,7 +14,8 @@ typedef struct eng__cuda_plan {
 
 /* Maps a step request to a window and, per asked position, the window row that
  * feeds the LM head (head_rows[j] = b * n_q + (row - win_start), row = i - 1 for
- * shifted families, i otherwise, 0 for i = 0) and the noise counter
+ * shifted families, i otherwise, 0 for i = 0), or -1 when that canvas row is
+ * padding (its logits are zeros, as on the CPU), and the noise counter
  * (noise_pos[j] = the canvas position). ERR_INVALID when a row falls outside
  * the window. */
 base_status eng__cuda_plan_step(const eng_model_info *info, const eng_batch *batch,

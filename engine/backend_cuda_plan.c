@@ -27,7 +27,8 @@ base_status eng__cuda_plan_step(const eng_model_info *info, const eng_batch *bat
         int row = info->shift_logits && col > 0 ? col - 1 : col;
         if (row < plan->win_start || row >= plan->win_start + plan->n_q)
             return BASE_ERR_INVALID;
-        head_rows[j] = b * plan->n_q + (row - plan->win_start);
+        bool pad = batch->valid && !batch->valid[(size_t)b * len + row];
+        head_rows[j] = pad ? -1 : b * plan->n_q + (row - plan->win_start);
         noise_pos[j] = (uint32_t)p;
     }
     return BASE_OK;

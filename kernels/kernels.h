@@ -142,7 +142,8 @@ base_status kcu_rope(kcu_ctx *k, float *x, int row_stride, const int32_t *pos, i
                      int head_dim, float theta);
 /* out[i, j] = silu(gu[i, j]) * gu[i, d_ff + j] written as out_dt; gu is [n, 2*d_ff]. */
 base_status kcu_swiglu(kcu_ctx *k, const float *gu, int n, int d_ff, void *out, kcu_dtype out_dt);
-/* dst[i, :] = src[idx[i], :] (fp32 rows of width d). */
+/* dst[i, :] = src[idx[i], :] (fp32 rows of width d); idx[i] < 0 gives zeros
+ * (padded head rows: a zero row stays zero through RMSNorm and the LM head). */
 base_status kcu_gather_rows(kcu_ctx *k, const float *src, const int32_t *idx, int n, int d,
                             float *dst);
 /* Positions of the window slots [q_start, q_start + n_q) of each sequence:

@@ -122,9 +122,9 @@ base_status kcu_swiglu(kcu_ctx *k, const float *gu, int n, int d_ff, void *out, 
 
 __global__ void kcu__gather_rows(const float *__restrict__ src, const int32_t *__restrict__ idx,
                                  int d, float *__restrict__ dst) {
-    const float *s = src + (size_t)idx[blockIdx.x] * d;
+    int32_t r = idx[blockIdx.x];
     for (int c = threadIdx.x; c < d; c += blockDim.x)
-        dst[(size_t)blockIdx.x * d + c] = s[c];
+        dst[(size_t)blockIdx.x * d + c] = r >= 0 ? src[(size_t)r * d + c] : 0.0f;
 }
 
 base_status kcu_gather_rows(kcu_ctx *k, const float *src, const int32_t *idx, int n, int d,

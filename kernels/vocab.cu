@@ -117,14 +117,14 @@ struct kcu__vr_smem {
     double av[32];
     int ai[32];
     unsigned cnt[256];
-    float mass[256];
+    double mass[256];
     uint32_t sel_prefix;
     unsigned sel_rem;
-    float sel_above;
+    double sel_above;
 };
 
-/* k-th largest key (1-based k) among z[0..V), scaled by inv_t. */
-__device__ uint32_t kcu__select_topk(const float *z, int V, float inv_t, unsigned kth,
+/* k-th largest key (1-based k) among z[0..V) / tdiv. */
+__device__ uint32_t kcu__select_topk(const float *z, int V, float tdiv, unsigned kth,
                                      kcu__vr_smem &sm) {
     uint32_t prefix = 0, mask = 0;
     unsigned rem = kth;
@@ -133,7 +133,7 @@ __device__ uint32_t kcu__select_topk(const float *z, int V, float inv_t, unsigne
             sm.cnt[t] = 0;
         __syncthreads();
         for (int v = threadIdx.x; v < V; v += blockDim.x) {
-            uint32_t key = kcu__fkey(z[v] * inv_t);
+            uint32_t key = kcu__fkey(z[v] / tdiv);
             if ((key & mask) == prefix)
                 atomicAdd(&sm.cnt[(key >> shift) & 255u], 1u);
         }
@@ -162,28 +162,28 @@ __device__ uint32_t kcu__select_topk(const float *z, int V, float inv_t, unsigne
 
 /* Key of the entry at which the descending cumulative softmax mass first
  * exceeds p (the last entry top-p keeps); the lowest key when it never does. */
-__device__ uint32_t kcu__select_topp(const float *z, int V, float inv_t, float zmax, float inv_s,
-                                     float p, kcu__vr_smem &sm) {
+__device__ uint32_t kcu__select_topp(const float *z, int V, float tdiv, float zmax, double inv_s,
+                                     double p, kcu__vr_smem &sm) {
     uint32_t prefix = 0, mask = 0;
-    float above = 0.0f;
+    double above = 0.0;
     for (int shift = 24; shift >= 0; shift -= 8) {
         for (int t = threadIdx.x; t < 256; t += blockDim.x) {
-            sm.mass[t] = 0.0f;
+            sm.mass[t] = 0.0;
             sm.cnt[t] = 0;
         }
         __syncthreads();
         for (int v = threadIdx.x; v < V; v += blockDim.x) {
-            float zz = z[v] * inv_t;
+            float zz = z[v] / tdiv;
             uint32_t key = kcu__fkey(zz);
             if ((key & mask) == prefix) {
-                atomicAdd(&sm.mass[(key >> shift) & 255u], expf(zz - zmax) * inv_s);
+                atomicAdd(&sm.mass[(key >> shift) & 255u], (double)expf(zz - zmax) * inv_s);
                 atomicAdd(&sm.cnt[(key >> shift) & 255u], 1u);
             }
         }
         __syncthreads();
         if (threadIdx.x == 0) {
             int bkt = -1, lowest = -1;
-            float acc = above;
+            double acc = above;
             for (int b = 255; b >= 0; b--) {
                 if (sm.cnt[b] == 0)
                     continue;
@@ -225,12 +225,13 @@ __global__ void __launch_bounds__(KCU_VR_THREADS)
 
     const bool dream = prm.pick == KCU_PICK_DREAM;
     const float T = prm.temperature;
-    /* DREAM works on z = l / T; GUMBEL's statistics use l itself. */
-    const float inv_t = (dream && T > 0.0f) ? 1.0f / T : 1.0f;
+    /* DREAM works on z = l / T (an IEEE division, as the CPU); GUMBEL's
+     * statistics use l itself. */
+    const float tdiv = (dream && T > 0.0f) ? T : 1.0f;
 
     float mx = -INFINITY;
     for (int v = threadIdx.x; v < V; v += blockDim.x)
-        mx = fmaxf(mx, row[v] * inv_t);
+        mx = fmaxf(mx, row[v] / tdiv);
     mx = kcu__block_max(mx, sm.red);
     if (mx == -INFINITY) { /* every entry forbidden: as the CPU, token 0 and zeros */
         if (threadIdx.x == 0) {
@@ -245,18 +246,18 @@ __global__ void __launch_bounds__(KCU_VR_THREADS)
     if (dream && prm.top_p < 1.0f) {
         double s = 0.0;
         for (int v = threadIdx.x; v < V; v += blockDim.x)
-            s += (double)expf(row[v] * inv_t - mx);
+            s += (double)expf(row[v] / tdiv - mx);
         s = kcu__block_sum_d(s, sm.dred);
-        uint32_t kp = kcu__select_topp(row, V, inv_t, mx, (float)(1.0 / s), prm.top_p, sm);
+        uint32_t kp = kcu__select_topp(row, V, tdiv, mx, 1.0 / s, (double)prm.top_p, sm);
         zthr = fmaxf(zthr, kcu__keyf(kp));
     }
     if (dream && prm.top_k > 0 && prm.top_k < V) {
-        uint32_t kk = kcu__select_topk(row, V, inv_t, (unsigned)prm.top_k, sm);
+        uint32_t kk = kcu__select_topk(row, V, tdiv, (unsigned)prm.top_k, sm);
         zthr = fmaxf(zthr, kcu__keyf(kk));
     }
     double zs = 0.0;
     for (int v = threadIdx.x; v < V; v += blockDim.x) {
-        float z = row[v] * inv_t;
+        float z = row[v] / tdiv;
         if (z >= zthr && z > -INFINITY)
             zs += (double)expf(z - mx);
     }
@@ -267,7 +268,7 @@ __global__ void __launch_bounds__(KCU_VR_THREADS)
     float a1 = -INFINITY, a2 = -INFINITY;
     int best_i = 0x7fffffff;
     for (int v = threadIdx.x; v < V; v += blockDim.x) {
-        float z = row[v] * inv_t;
+        float z = row[v] / tdiv;
         if (!(z >= zthr) || z == -INFINITY)
             continue;
         double pv = (double)expf(z - mx) / zs;
@@ -296,7 +297,7 @@ __global__ void __launch_bounds__(KCU_VR_THREADS)
         double own = 0.0;
         int last = -1;
         for (int v = lo; v < hi; v++) {
-            float z = row[v] * inv_t;
+            float z = row[v] / tdiv;
             if (z >= zthr && z > -INFINITY) {
                 float e = expf(z - mx);
                 if (e > 0.0f) {
@@ -331,7 +332,7 @@ __global__ void __launch_bounds__(KCU_VR_THREADS)
             double cum = excl;
             int t = last;
             for (int v = lo; v < hi; v++) {
-                float z = row[v] * inv_t;
+                float z = row[v] / tdiv;
                 if (!(z >= zthr) || z == -INFINITY)
                     continue;
                 float e = expf(z - mx);
@@ -354,7 +355,7 @@ __global__ void __launch_bounds__(KCU_VR_THREADS)
     if (threadIdx.x == 0) {
         kcu_row_result r;
         r.token = tok;
-        float zt = row[tok] * inv_t;
+        float zt = row[tok] / tdiv;
         r.prob = (zt >= zthr && zt > -INFINITY) ? (float)((double)expf(zt - mx) / zs) : 0.0f;
         double p1 = (double)expf(a1 - mx) / zs;
         double p2 = a2 > -INFINITY ? (double)expf(a2 - mx) / zs : 0.0;
