@@ -1161,6 +1161,47 @@ static size_t tok_valid_prefix(const char *s, size_t n) {
     return i;
 }
 
+/* NFC of the valid UTF-8 s[0..n), appended to out. NFC only changes text
+ * around non-ASCII characters, and a boundary just before an ASCII character
+ * is stable (ASCII characters are starters that never compose with what
+ * precedes them), so utf8proc only sees each non-ASCII span together with
+ * the ASCII character before it (which may take a combining mark). Spans
+ * whose lead bytes are all below 0xCC (characters below U+0300, which are
+ * NFC-stable and no composition's second half) are copied as they are. */
+static base_status tok_nfc(const char *s, size_t n, base_buf *out) {
+    const unsigned char *u = (const unsigned char *)s;
+    size_t k = 0;
+    base_status st = base_buf_reserve(out, n + 16);
+    while (st == BASE_OK && k < n) {
+        size_t a = k;
+        while (a < n && u[a] < 0x80)
+            a++;
+        size_t b = a;
+        bool need = false;
+        while (b < n && u[b] >= 0x80)
+            need |= u[b++] >= 0xCC;
+        if (!need) {
+            st = base_buf_append(out, s + k, b - k);
+            k = b;
+            continue;
+        }
+        size_t from = a > k ? a - 1 : a;
+        st = base_buf_append(out, s + k, from - k);
+        if (st != BASE_OK)
+            break;
+        utf8proc_uint8_t *norm = NULL;
+        utf8proc_ssize_t nl = utf8proc_map(u + from, (utf8proc_ssize_t)(b - from), &norm,
+                                           UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+        if (nl < 0)
+            st = nl == UTF8PROC_ERROR_NOMEM ? BASE_ERR_NOMEM : BASE_ERR_INVALID;
+        else
+            st = base_buf_append(out, norm, (size_t)nl);
+        free(norm);
+        k = b;
+    }
+    return st;
+}
+
 /* A text segment without added tokens: valid runs normalised and split,
  * invalid bytes as single byte-level tokens. */
 static base_status tok_segment(eng_tokenizer *t, tok_scratch *s, const char *p, size_t n,
@@ -1169,23 +1210,17 @@ static base_status tok_segment(eng_tokenizer *t, tok_scratch *s, const char *p, 
     while (i < n) {
         size_t v = tok_valid_prefix(p + i, n - i);
         if (v) {
-            /* Characters below U+0300 (lead bytes < 0xCC) are stable under
-             * NFC and compose with nothing before them: skip utf8proc. */
+            base_status st;
             bool need_nfc = false;
             for (size_t k = 0; t->nfc && k < v && !need_nfc; k++)
                 need_nfc = (unsigned char)p[i + k] >= 0xCC;
-            base_status st;
             if (need_nfc) {
-                utf8proc_uint8_t *norm = NULL;
-                utf8proc_ssize_t nl =
-                    utf8proc_map((const utf8proc_uint8_t *)p + i, (utf8proc_ssize_t)v, &norm,
-                                 UTF8PROC_STABLE | UTF8PROC_COMPOSE);
-                if (nl < 0) {
-                    free(norm);
-                    return nl == UTF8PROC_ERROR_NOMEM ? BASE_ERR_NOMEM : BASE_ERR_INVALID;
-                }
-                st = tok_run(t, s, (const char *)norm, (size_t)nl, o);
-                free(norm);
+                base_buf norm;
+                base_buf_init(&norm);
+                st = tok_nfc(p + i, v, &norm);
+                if (st == BASE_OK)
+                    st = tok_run(t, s, norm.data, norm.len, o);
+                base_buf_deinit(&norm);
             } else {
                 st = tok_run(t, s, p + i, v, o);
             }
@@ -1320,7 +1355,9 @@ int32_t eng_token_special_id(const eng_tokenizer *t, const char *content) {
     for (size_t i = 0; i < t->n_added; i++)
         if (t->added[i].len == n && memcmp(t->pool.data + t->added[i].off, content, n) == 0)
             return t->added[i].id;
-    return tok_vocab_find(t, content, n);
+    /* Ordinary vocabulary entries are not looked at: a model without a mask
+     * token must not get one because some BPE piece happens to spell "<M>". */
+    return -1;
 }
 
 size_t eng_tokenizer_vocab_size(const eng_tokenizer *t) { return t ? t->n_ids : 0; }

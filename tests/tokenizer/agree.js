@@ -110,6 +110,12 @@ function adversarial() {
     '\ud83d\ude00'.repeat(50),
     'tab\tsep\tvalues\t\t\n',
     'trailing spaces   \n   \n',
+    // NFC is applied span by span: marks after ASCII, after non-ASCII, at the
+    // start, reordered, expanding (U+0344, U+0958), Hangul L+V+T.
+    '\u0301start e\u0301x\u0308 \u00e9\u0301 a\u0323\u0301 a\u0301\u0323 1\u20e3 _\u0331',
+    '\u0344 \u0958 \u2126 \u212b \u1100\u1161\u11a8x\u1100\u1161 \u0f73 \u0f75',
+    'x<|endoftext|>\u0301y <tool_call>\u0308z',
+    '\u05d0\u05b8\u05bc \u0627\u064e\u0651 \u0915\u094d\u0937 \u0e01\u0e49\u0e33',
   ];
   return a.map((text) => ({ kind: 'adversarial', text }));
 }

@@ -89,7 +89,8 @@ static void test_qwen(void) {
     CHECK_EQ_I(eng_token_special_id(t, "<|im_start|>"), 151644);
     CHECK_EQ_I(eng_token_special_id(t, "<|fim_middle|>"), 151660);
     CHECK_EQ_I(eng_token_special_id(t, "<|no such token|>"), -1);
-    CHECK_EQ_I(eng_token_special_id(t, "hello"), 14990); /* plain vocabulary entries too */
+    CHECK_EQ_I(eng_token_special_id(t, "hello"), -1);           /* only added tokens count */
+    CHECK_EQ_I(eng_token_special_id(t, "<tool_call>"), 151657); /* added, not special */
     CHECK(!has_special(t, "<|endoftext|>"));
     CHECK(!has_special(t, "a<|im_start|>b<|im_end|>c"));
     CHECK(!has_special(t, "<|endoftext|><|endoftext|>"));
