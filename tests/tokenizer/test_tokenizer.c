@@ -8,6 +8,7 @@
 
 #include "data/fixed_cases.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,43 @@ static bool has_special(const eng_tokenizer *t, const char *s) {
     return any;
 }
 
+/* Several threads encoding at once share the piece cache (it has its own
+ * lock); every result must still be exact. */
+typedef struct thread_arg {
+    const eng_tokenizer *t;
+    int bad;
+} thread_arg;
+
+static void *encode_thread(void *p) {
+    thread_arg *a = p;
+    for (int r = 0; r < 20; r++)
+        for (size_t i = 0; i < BASE_ARRAY_LEN(FIXED_CASES); i++) {
+            const fixed_case *c = &FIXED_CASES[(i + (size_t)r) % BASE_ARRAY_LEN(FIXED_CASES)];
+            int32_t *ids = NULL;
+            size_t n = 0;
+            if (eng_tokenize(a->t, c->text, strlen(c->text), &ids, &n) != BASE_OK ||
+                n != (size_t)c->n)
+                a->bad++;
+            for (size_t k = 0; ids && k < n && k < (size_t)c->n; k++)
+                a->bad += ids[k] != c->ids[k];
+            free(ids);
+        }
+    return NULL;
+}
+
+static void test_threads(const eng_tokenizer *t) {
+    pthread_t th[4];
+    thread_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (thread_arg){.t = t};
+        CHECK_EQ_I(pthread_create(&th[i], NULL, encode_thread, &args[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_EQ_I(args[i].bad, 0);
+    }
+}
+
 static void test_qwen(void) {
     eng_error err = {0};
     eng_tokenizer *t = eng_tokenizer_load(TOK_QWEN_DIR, &err);
@@ -83,6 +121,8 @@ static void test_qwen(void) {
         CHECK(back && len == strlen(c->nfc) && memcmp(back, c->nfc, len) == 0);
         free(back);
     }
+
+    test_threads(t);
 
     /* Special ids by content; user text never produces them. */
     CHECK_EQ_I(eng_token_special_id(t, "<|endoftext|>"), 151643);
