@@ -1,0 +1,152 @@
+-- End to end: Neovim (Debian's 0.7 here, so the overlay rendering path) with
+-- the plugin and the REAL daemon running the tiny random-weight model.
+-- The model writes random text, so every assertion compares against the text
+-- the daemon actually answered (captured by the plugin's test hook).
+-- Environment: INFILLD_BIN (the daemon), INFILLD_TINY_MODEL (optional model
+-- folder; without it the daemon's embedded default is used).
+local T = dofile(debug.getinfo(1, 'S').source:sub(2):match('(.*/)') .. 'harness.lua')
+
+local bin = os.getenv('INFILLD_BIN')
+if not bin or vim.fn.executable(bin) ~= 1 then
+  T.skip('INFILLD_BIN not set or not executable')
+end
+local model = os.getenv('INFILLD_TINY_MODEL')
+if model and vim.fn.filereadable(model .. '/config.json') ~= 1 then
+  model = nil
+end
+
+T.start(([[{
+  path = %q,
+  model = %s,
+  debounce_ms = 30,
+  native = false,
+  partial = true,
+  log_level = 'error',
+  -- the tiny model's text rarely parses: no syntax validation, fixed seed
+  init_options = { validate = false, seed = 7, candidates = 1, steps = 8 },
+}]]):format(bin, model and ('%q'):format(model) or 'nil'))
+
+local file = vim.fn.tempname() .. '.py'
+T.lua('vim.cmd("edit " .. ...)', file)
+T.wait('local c = require("infilld").client(); return c and vim.lsp.buf_is_attached(0, c.id)',
+  20000, 'daemon attached')
+
+-- Waits for an answer (after `n` earlier ones) with at least one non-empty item.
+local function wait_items(n, what)
+  return T.wait(([[
+    local r = _G.t.responses
+    for i = %d + 1, #r do
+      local items = r[i].items or r[i]
+      if #items > 0 and items[1].insertText ~= '' then
+        _G.t.item = items[1]
+        return true
+      end
+    end
+    return false
+  ]]):format(n), 90000, what)
+end
+
+-- What the ghost text should read for insertText: the plugin shows tabs as
+-- spaces and drops CR before LF.
+local function displayed(s)
+  return (s:gsub('\r\n', '\n'):gsub('\t', string.rep(' ', 8)))
+end
+
+local BEFORE = 'def add(a, b):\n    # compute the sum of '
+
+-- 1. Typing in a comment triggers an automatic request; ghost text appears.
+T.input('idef add(a, b):<CR>    # compute the sum of ')
+if not wait_items(0, 'a non-empty answer from the daemon') then
+  T.log('responses: ' .. vim.inspect(T.lua('return _G.t.responses')))
+  T.finish()
+end
+T.lua('require("infilld").config().debounce_ms = 600000') -- no new requests from here
+local item = T.lua('return _G.t.item')
+local ins = item.insertText
+if type(ins) == 'table' then
+  ins = ins.value
+end
+T.log('daemon answered: ' .. vim.inspect(ins))
+T.wait('return require("infilld").shown(0) ~= nil', 10000, 'ghost text shown')
+local shown = T.shown()
+T.ok(shown ~= nil, 'ghost text extmark present')
+if shown then
+  T.eq(shown.ghost, displayed(ins), 'ghost text equals the item insertText')
+  T.eq(shown.row, 1, 'ghost on the cursor line')
+  T.eq(shown.pos, vim.fn.has('nvim-0.10') == 1 and 'inline' or 'overlay', 'render path')
+end
+T.eq(table.concat(T.buffer(), '\n'), BEFORE, 'buffer untouched while showing')
+
+-- 2. Word then line accept insert the leading parts of insertText.
+local function buf_text()
+  return table.concat(T.buffer(), '\n')
+end
+local w = T.lua('return require("infilld.text").next_word(...)', ins)
+T.input('<M-w>')
+T.wait(('return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\\n") == %q'):format(
+  BEFORE .. w:gsub('\r\n', '\n')), 10000, 'word accept')
+T.eq(buf_text(), BEFORE .. w:gsub('\r\n', '\n'), 'word accept inserts the first word of insertText')
+local rest = ins:sub(#w + 1)
+if rest ~= '' then
+  local l = T.lua('return require("infilld.text").next_line(...)', rest)
+  T.input('<M-j>')
+  T.wait(('return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\\n") == %q'):format(
+    (BEFORE .. w .. l):gsub('\r\n', '\n')), 10000, 'line accept')
+  T.eq(buf_text(), (BEFORE .. w .. l):gsub('\r\n', '\n'), 'line accept inserts the next line part')
+  rest = rest:sub(#l + 1)
+end
+
+-- 3. Full accept inserts exactly the rest of insertText.
+if rest ~= '' then
+  T.input('<M-l>')
+end
+T.wait(('return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\\n") == %q'):format(
+  (BEFORE .. ins):gsub('\r\n', '\n')), 10000, 'full accept')
+T.eq(buf_text(), (BEFORE .. ins):gsub('\r\n', '\n'), 'accept inserts exactly insertText')
+T.wait('return require("infilld").shown(0) == nil', 5000, 'ghost gone after accept')
+
+-- 4. Dismiss clears a fresh suggestion and leaves the buffer alone.
+T.lua('require("infilld").config().debounce_ms = 30')
+local n = T.lua('return #_G.t.responses')
+T.input('<CR># the sum ')
+wait_items(n, 'an automatic answer')
+T.lua('require("infilld").config().debounce_ms = 600000')
+T.wait('return require("infilld").shown(0) ~= nil', 10000, 'ghost before dismiss')
+local before_dismiss = buf_text()
+T.input('<C-]>')
+T.wait('return require("infilld").shown(0) == nil', 5000, 'dismissed')
+T.eq(buf_text(), before_dismiss, 'dismiss leaves the buffer unchanged')
+
+-- 5. Regenerate the visual selection: the daemon's workspace/applyEdit
+-- replaces exactly the selected range.
+T.input('<Esc>')
+T.wait('return vim.api.nvim_get_mode().mode == "n"', 5000, 'normal mode')
+T.lua('vim.api.nvim_buf_set_lines(0, 0, -1, false, { "def add(a, b):", "    return a + b", "" })')
+T.lua('vim.api.nvim_win_set_cursor(0, { 2, 0 })')
+local original = T.buffer()
+T.input('0wwvee<Bslash>ir') -- selects "a + b"
+T.wait('return #_G.t.edits >= 1', 90000, 'workspace/applyEdit from infilld.regenerate')
+local edit = T.lua('return _G.t.edits[1]')
+local changes = edit and edit.edit and (edit.edit.changes or {}) or {}
+local text_edit
+for _, list in pairs(changes) do
+  text_edit = list[1]
+end
+if not text_edit and edit and edit.edit and edit.edit.documentChanges then
+  text_edit = edit.edit.documentChanges[1].edits[1]
+end
+T.ok(text_edit ~= nil, 'applyEdit carries a text edit')
+if text_edit then
+  T.eq(text_edit.range, { start = { line = 1, character = 11 }, ['end'] = { line = 1, character = 16 } },
+    'the edit replaces the selection')
+  local want = table.concat(original, '\n')
+  want = 'def add(a, b):\n    return ' .. text_edit.newText .. '\n'
+  T.wait(('return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\\n") == %q'):format(want),
+    10000, 'buffer after regenerate')
+  T.eq(table.concat(T.buffer(), '\n'), want, 'selection replaced by the regenerated text')
+end
+
+-- 6. infilld/status reached the status line.
+T.ok(T.lua('return require("infilld").statusline()'):find('^infilld: ') ~= nil, 'status line')
+
+T.finish()
