@@ -266,6 +266,8 @@ def check_padded(tool, work, name, model, tokens):
     if not np.all(np.isfinite(got)):
         print("FAIL %s: padding rows produced non-finite logits" % name)
         ok = False
+    if ok:
+        os.remove(out)
     return ok
 
 
@@ -379,6 +381,8 @@ def check_engine_rows(infilld, work, name, m, model, tokens, kind, ref, scalar):
         print("FAIL %s: rows over tolerance: %s (errors %s)" % (
             name, bad, ["%.3g" % err[i] for i in bad]))
         ok = False
+    if ok:
+        os.remove(out)  # keep the engine's rows only when they failed
     return ok
 
 
