@@ -16,7 +16,17 @@ local text = require('infilld.text')
 local native = require('infilld.native')
 
 local api = vim.api
-local uv = vim.loop
+local uv = vim.uv or vim.loop
+
+-- Client methods: called as functions before 0.11 (client.request(...)), as
+-- methods from 0.11 on (client:request(...)), where the old form is deprecated.
+local METHOD_CALLS = vim.fn.has('nvim-0.11') == 1
+local function call(c, name, ...)
+  if METHOD_CALLS then
+    return c[name](c, ...)
+  end
+  return c[name](...)
+end
 
 local M = {}
 
@@ -83,7 +93,7 @@ local function get_client()
     return nil
   end
   local c = vim.lsp.get_client_by_id(client_id)
-  if c == nil or (c.is_stopped and c.is_stopped()) then
+  if c == nil or (c.is_stopped and call(c, 'is_stopped')) then
     return nil
   end
   return c
@@ -213,7 +223,7 @@ local function cancel_pending(st)
   if st.pending then
     local c = get_client()
     if c then
-      pcall(c.cancel_request, st.pending)
+      pcall(call, c, 'cancel_request', st.pending)
     end
     st.pending = nil
   end
@@ -283,7 +293,7 @@ local function request(st, kind, then_fn)
   }
   st.pending_seq = st.pending_seq + 1
   local seq = st.pending_seq
-  local ok, id = c.request('textDocument/inlineCompletion', params, function(err, result)
+  local ok, id = call(c, 'request', 'textDocument/inlineCompletion', params, function(err, result)
     if seq ~= st.pending_seq then
       return -- superseded
     end
@@ -389,14 +399,14 @@ local function report_accept(item, accepted_text, full)
   local cmd = item.command
   if type(cmd) == 'table' and cmd.command and cmd.command ~= 'infilld.accepted' then
     if full then
-      c.request('workspace/executeCommand', cmd, function() end, 0)
+      call(c, 'request', 'workspace/executeCommand', cmd, function() end, 0)
     end
     return
   end
   if not item.request_id then
     return
   end
-  c.request('workspace/executeCommand', {
+  call(c, 'request', 'workspace/executeCommand', {
     command = 'infilld.accepted',
     arguments = {
       { requestId = item.request_id, acceptedLength = text.utf16_len(accepted_text) },
@@ -553,7 +563,7 @@ function M.regenerate_range(bufnr, srow, scol, erow, ecol, on_done)
     start = { line = srow, character = text.lsp_col(get_line(bufnr, srow), scol, enc) },
     ['end'] = { line = erow, character = text.lsp_col(get_line(bufnr, erow), ecol, enc) },
   }
-  return c.request('workspace/executeCommand', {
+  return call(c, 'request', 'workspace/executeCommand', {
     command = 'infilld.regenerate',
     arguments = { { uri = vim.uri_from_bufnr(bufnr), range = range } },
   }, function(err, result)
@@ -638,6 +648,7 @@ function M.config()
 end
 
 M.namespace = ns
+M._call = call
 
 -- ---------------------------------------------------------------------------
 -- Daemon and buffers
