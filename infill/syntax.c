@@ -9,6 +9,7 @@
 
 #include "syntax_impl.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,41 @@ const char *ifl_span_kind_name(ifl_span_kind k) {
 
 /* ---- ifl_tree -------------------------------------------------------------- */
 
+/* Compiled spans.scm per language, shared by every tree: compiling takes
+ * milliseconds, and a compiled query is immutable (cursors hold the state).
+ * Built on first use, kept for the life of the process. */
+static pthread_mutex_t ifl__query_lock = PTHREAD_MUTEX_INITIALIZER;
+static TSQuery *ifl__query_cache[32];
+static bool ifl__query_tried[32];
+
+static TSQuery *ifl__spans_query(const char *lang, const TSLanguage *ts) {
+    size_t idx = SIZE_MAX;
+    for (size_t i = 0; i < gr_language_count() && i < BASE_ARRAY_LEN(ifl__query_cache); i++)
+        if (strcmp(gr_language_name(i), lang) == 0)
+            idx = i;
+    if (idx == SIZE_MAX)
+        return NULL;
+    pthread_mutex_lock(&ifl__query_lock);
+    if (!ifl__query_tried[idx]) {
+        ifl__query_tried[idx] = true;
+        size_t qlen = 0;
+        const char *q = gr_query_source(lang, "spans", &qlen);
+        if (q) {
+            uint32_t eoff = 0;
+            TSQueryError qerr = TSQueryErrorNone;
+            ifl__query_cache[idx] = ts_query_new(ts, q, (uint32_t)qlen, &eoff, &qerr);
+            /* A broken query file is a build defect; spans then fall back to
+             * the line rules, which is still usable. */
+            if (!ifl__query_cache[idx])
+                BASE_LOGE(IFL__MOD, "%s/spans.scm: query error %d at offset %u", lang, (int)qerr,
+                          eoff);
+        }
+    }
+    TSQuery *q = ifl__query_cache[idx];
+    pthread_mutex_unlock(&ifl__query_lock);
+    return q;
+}
+
 ifl_tree *ifl_tree_new(const char *language, base_status *err) {
     base_status st = BASE_OK;
     const TSLanguage *ts = gr_language(language);
@@ -64,28 +100,17 @@ ifl_tree *ifl_tree_new(const char *language, base_status *err) {
         st = BASE_ERR_NOMEM;
         goto fail;
     }
-    size_t qlen = 0;
-    const char *q = gr_query_source(t->lang, "spans", &qlen);
-    if (q) {
-        uint32_t eoff = 0;
-        TSQueryError qerr = TSQueryErrorNone;
-        t->spans = ts_query_new(ts, q, (uint32_t)qlen, &eoff, &qerr);
-        if (!t->spans) {
-            /* A broken query file is a build defect; spans then fall back to
-             * the line rules, which is still usable. */
-            BASE_LOGE(IFL__MOD, "%s/spans.scm: query error %d at offset %u", t->lang, (int)qerr,
-                      eoff);
-        } else {
-            for (uint32_t i = 0; i < ts_query_capture_count(t->spans); i++) {
-                uint32_t n = 0;
-                const char *name = ts_query_capture_name_for_id(t->spans, i, &n);
-                if (n == 7 && memcmp(name, "comment", 7) == 0)
-                    t->cap_comment = i;
-                else if (n == 6 && memcmp(name, "string", 6) == 0)
-                    t->cap_string = i;
-                else if (n == 4 && memcmp(name, "body", 4) == 0)
-                    t->cap_body = i;
-            }
+    t->spans = ifl__spans_query(t->lang, ts);
+    if (t->spans) {
+        for (uint32_t i = 0; i < ts_query_capture_count(t->spans); i++) {
+            uint32_t n = 0;
+            const char *name = ts_query_capture_name_for_id(t->spans, i, &n);
+            if (n == 7 && memcmp(name, "comment", 7) == 0)
+                t->cap_comment = i;
+            else if (n == 6 && memcmp(name, "string", 6) == 0)
+                t->cap_string = i;
+            else if (n == 4 && memcmp(name, "body", 4) == 0)
+                t->cap_body = i;
         }
     }
     if (err)
@@ -103,8 +128,6 @@ void ifl_tree_free(ifl_tree *t) {
         return;
     if (t->tree)
         ts_tree_delete(t->tree);
-    if (t->spans)
-        ts_query_delete(t->spans);
     if (t->qc)
         ts_query_cursor_delete(t->qc);
     if (t->parser)
@@ -155,7 +178,9 @@ base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
 /* ERROR and MISSING nodes under n, descending only into subtrees that
  * contain errors (ts_node_has_error is O(1)), so an error-free tree costs one
  * call. */
-static size_t ifl__count_errors(TSNode n) {
+static size_t ifl__count_errors_in(TSNode n, size_t a, size_t b, size_t *inside) {
+    if (inside)
+        *inside = 0;
     if (!ts_node_has_error(n))
         return 0;
     size_t count = 0;
@@ -163,8 +188,11 @@ static size_t ifl__count_errors(TSNode n) {
     for (;;) {
         TSNode cur = ts_tree_cursor_current_node(&c);
         bool has = ts_node_has_error(cur);
-        if (ts_node_is_error(cur) || ts_node_is_missing(cur))
+        if (ts_node_is_error(cur) || ts_node_is_missing(cur)) {
             count++;
+            if (inside && ts_node_start_byte(cur) >= a && ts_node_end_byte(cur) <= b)
+                (*inside)++;
+        }
         if (has && ts_tree_cursor_goto_first_child(&c))
             continue;
         while (!ts_tree_cursor_goto_next_sibling(&c))
@@ -175,6 +203,8 @@ done:
     ts_tree_cursor_delete(&c);
     return count;
 }
+
+static size_t ifl__count_errors(TSNode n) { return ifl__count_errors_in(n, 0, 0, NULL); }
 
 size_t ifl_tree_error_count(ifl_tree *t, const char *text, size_t len) {
     if (ifl_tree_update(t, text, len) != BASE_OK)
@@ -220,6 +250,7 @@ static bool ifl__blank(const char *s, size_t a, size_t b) {
 typedef struct ifl__style {
     bool tabs;
     int width;
+    bool known; /* the file has indented lines to tell */
 } ifl__style;
 
 static int ifl__indent_cols(const char *s, size_t a, size_t b, int width) {
@@ -269,7 +300,8 @@ static ifl__style ifl__detect_style(const char *s, size_t len) {
             le++;
         ls = le + 1;
     }
-    ifl__style st = {.tabs = tab_lines > space_lines, .width = 4};
+    ifl__style st = {
+        .tabs = tab_lines > space_lines, .width = 4, .known = tab_lines + space_lines > 0};
     size_t best = 0;
     static const int cands[] = {4, 2, 8, 3};
     for (size_t i = 0; i < BASE_ARRAY_LEN(cands); i++)
@@ -358,10 +390,10 @@ enum {
     IFL__N_LINE_REST = 24,
     IFL__N_LINE_END = 48,
     IFL__N_COMMENT = 32,
-    IFL__N_STATEMENT = 64,
-    IFL__N_BLOCK = 160,
-    IFL__LINES_STATEMENT = 8,
-    IFL__LINES_BLOCK = 24,
+    IFL__N_STATEMENT = 90,
+    IFL__N_BLOCK = 128,
+    IFL__LINES_STATEMENT = 12,
+    IFL__LINES_BLOCK = 32,
 };
 
 /* Estimated tokens of n bytes of code: 3.5 bytes per token, rounded up. */
@@ -571,6 +603,12 @@ static base_status ifl__locate(ifl_tree *t, const char *lang, const char *s, siz
     return BASE_OK;
 }
 
+static bool ifl__closer_line(const char *s, size_t a, size_t b);
+
+static bool ifl__closer_line_at(const char *s, size_t len, size_t ls) {
+    return ifl__closer_line(s, ls, ifl__line_end(s, len, ls));
+}
+
 /* ---- bracket lexer ------------------------------------------------------------
  * Counts (), [] and {} outside comments and strings, resumably, so that the
  * prefix is lexed once and the suffix after the empty hole and after the
@@ -627,11 +665,46 @@ typedef enum ifl__lexstate {
     IFL__LX_TSQ,
 } ifl__lexstate;
 
+/* Where the unmatched brackets are: per kind, a stack of open positions
+ * and the first closer without an opener. Offsets count from `base`. */
+typedef struct ifl__lexrec {
+    size_t base;
+    size_t *open[3];
+    size_t n_open[3], cap_open[3];
+    size_t first_stray_close[3]; /* SIZE_MAX: none */
+    bool oom;
+} ifl__lexrec;
+
 typedef struct ifl__lex {
     ifl__lexstate st;
     long bal[3]; /* () [] {} */
     char prev;
+    ifl__lexrec *rec; /* optional */
 } ifl__lex;
+
+static void ifl__lex_bracket(ifl__lex *lx, int k, bool open, size_t pos) {
+    lx->bal[k] += open ? 1 : -1;
+    ifl__lexrec *r = lx->rec;
+    if (!r)
+        return;
+    if (open) {
+        if (r->n_open[k] == r->cap_open[k]) {
+            size_t cap = r->cap_open[k] ? 2 * r->cap_open[k] : 64;
+            size_t *v = realloc(r->open[k], cap * sizeof(*v));
+            if (!v) {
+                r->oom = true;
+                return;
+            }
+            r->open[k] = v;
+            r->cap_open[k] = cap;
+        }
+        r->open[k][r->n_open[k]++] = r->base + pos;
+    } else if (r->n_open[k] > 0) {
+        r->n_open[k]--;
+    } else if (r->first_stray_close[k] == SIZE_MAX) {
+        r->first_stray_close[k] = r->base + pos;
+    }
+}
 
 static bool ifl__at(const char *s, size_t n, size_t i, const char *w) {
     size_t k = strlen(w);
@@ -659,18 +732,12 @@ static void ifl__lex_run(const ifl__lexdef *d, ifl__lex *lx, const char *s, size
                 lx->st = IFL__LX_SQ;
             } else if (c == '`' && d->backtick) {
                 lx->st = IFL__LX_BT;
-            } else if (c == '(' && d->parens) {
-                lx->bal[0]++;
-            } else if (c == ')' && d->parens) {
-                lx->bal[0]--;
-            } else if (c == '[') {
-                lx->bal[1]++;
-            } else if (c == ']') {
-                lx->bal[1]--;
-            } else if (c == '{') {
-                lx->bal[2]++;
-            } else if (c == '}') {
-                lx->bal[2]--;
+            } else if ((c == '(' || c == ')') && d->parens) {
+                ifl__lex_bracket(lx, 0, c == '(', i);
+            } else if (c == '[' || c == ']') {
+                ifl__lex_bracket(lx, 1, c == '[', i);
+            } else if (c == '{' || c == '}') {
+                ifl__lex_bracket(lx, 2, c == '{', i);
             }
             break;
         case IFL__LX_LINE_COMMENT:
@@ -714,10 +781,53 @@ static void ifl__lex_run(const ifl__lexdef *d, ifl__lex *lx, const char *s, size
 
 /* ---- validation ---------------------------------------------------------------- */
 
+/* Is an unmatched bracket of kind k of the text with the hole [hs, he) left
+ * empty inside the top-level region around the hole (from the last line
+ * starting in column 0 before the hole to the next one after it)? Such an
+ * imbalance is the hole's to fix; one elsewhere belongs to other code. */
+static bool ifl__unmatched_near(const ifl__lexdef *d, const char *s, size_t len, size_t hs,
+                                size_t he, int k) {
+    ifl__lexrec rec;
+    memset(&rec, 0, sizeof(rec));
+    for (int i = 0; i < 3; i++)
+        rec.first_stray_close[i] = SIZE_MAX;
+    ifl__lex lx = {.rec = &rec};
+    ifl__lex_run(d, &lx, s, hs);
+    rec.base = hs; /* suffix offsets in hole-empty coordinates */
+    ifl__lex_run(d, &lx, s + he, len - he);
+    bool near = false;
+    size_t rs = ifl__line_start(s, hs);
+    while (rs > 0) {
+        size_t p = ifl__line_start(s, rs - 1);
+        rs = p;
+        if (p < len && !ifl__is_ws(s[p]) && s[p] != '\n' && !ifl__closer_line_at(s, len, p))
+            break;
+    }
+    size_t re = len - (he - hs);
+    for (size_t i = he; i < len; i++)
+        if (s[i] == '\n' && i + 1 < len && !ifl__is_ws(s[i + 1]) && s[i + 1] != '\n' &&
+            !ifl__closer_line_at(s, len, i + 1)) {
+            re = i + 1 - (he - hs);
+            break;
+        }
+    if (!rec.oom) {
+        size_t u = rec.first_stray_close[k];
+        if (u != SIZE_MAX && u >= rs && u < re)
+            near = true;
+        for (size_t i = 0; i < rec.n_open[k] && !near; i++)
+            if (rec.open[k][i] >= rs && rec.open[k][i] < re)
+                near = true;
+    }
+    for (int i = 0; i < 3; i++)
+        free(rec.open[i]);
+    return near;
+}
+
 /* Parses text with [hs, he) replaced by ins, incrementally from t's tree,
  * and counts its syntax errors. */
 static base_status ifl__errors_with(ifl_tree *t, const char *s, size_t len, size_t hs, size_t he,
-                                    const char *ins, size_t ins_len, size_t *errors) {
+                                    const char *ins, size_t ins_len, size_t *errors,
+                                    size_t *inside) {
     size_t nlen = len - (he - hs) + ins_len;
     if (nlen > UINT32_MAX)
         return BASE_ERR_TOO_LARGE;
@@ -762,7 +872,7 @@ static base_status ifl__errors_with(ifl_tree *t, const char *s, size_t len, size
     free(buf);
     if (!nt)
         return BASE_ERR_NOMEM;
-    *errors = ifl__count_errors(ts_tree_root_node(nt));
+    *errors = ifl__count_errors_in(ts_tree_root_node(nt), hs, hs + ins_len, inside);
     ts_tree_delete(nt);
     return BASE_OK;
 }
@@ -774,20 +884,25 @@ static base_status ifl__validate(ifl_tree *t, const char *s, size_t len, size_t 
     base_status st = ifl_tree_update(t, s, len);
     if (st != BASE_OK)
         return st;
-    size_t base_err = 0, cand_err = 0;
+    if (ifl__blank(cand, 0, cl))
+        return BASE_ERR_PARSE;
+    size_t base_err = 0, cand_err = 0, inside = 0;
     if (hs == he)
         base_err = ifl_tree_error_count(t, s, len);
-    else if ((st = ifl__errors_with(t, s, len, hs, he, "", 0, &base_err)) != BASE_OK)
+    else if ((st = ifl__errors_with(t, s, len, hs, he, "", 0, &base_err, NULL)) != BASE_OK)
         return st;
-    if ((st = ifl__errors_with(t, s, len, hs, he, cand, cl, &cand_err)) != BASE_OK)
+    if ((st = ifl__errors_with(t, s, len, hs, he, cand, cl, &cand_err, &inside)) != BASE_OK)
         return st;
-    if (cand_err > base_err) {
-        BASE_LOGD(IFL__MOD, "candidate rejected: %zu syntax errors, %zu without it", cand_err,
-                  base_err);
+    /* More errors than without the candidate, or as many but now inside the
+     * candidate's own text (it replaced an error with another). */
+    if (cand_err > base_err || (inside > 0 && cand_err >= base_err)) {
+        BASE_LOGD(IFL__MOD, "candidate rejected: %zu syntax errors (%zu inside), %zu without it",
+                  cand_err, inside, base_err);
         return BASE_ERR_PARSE;
     }
-    /* Brackets: a candidate that changes the balance of a bracket kind must
-     * bring the document's balance of that kind closer to zero. */
+    /* Brackets, per kind: the candidate may close brackets the document
+     * leaves open (or open ones it closes too often), but the balance must
+     * stay between zero and its value without the candidate. */
     const ifl__lexdef *d = ifl__lexdef_for(t->lang);
     if (d) {
         ifl__lex pre = {0}, empty, with;
@@ -799,7 +914,12 @@ static base_status ifl__validate(ifl_tree *t, const char *s, size_t len, size_t 
         ifl__lex_run(d, &with, s + he, len - he);
         for (int k = 0; k < 3; k++) {
             long b0 = empty.bal[k], b1 = with.bal[k];
-            if (b1 != b0 && b1 != 0 && labs(b1) >= labs(b0)) {
+            bool bad = b0 >= 0 ? (b1 < 0 || b1 > b0) : (b1 > 0 || b1 < b0);
+            /* An imbalance next to the hole that the candidate leaves as it
+             * is: the candidate is missing the bracket. */
+            if (!bad && b1 == b0 && b0 != 0)
+                bad = ifl__unmatched_near(d, s, len, hs, he, k);
+            if (bad) {
                 BASE_LOGD(IFL__MOD, "candidate rejected: bracket balance %ld -> %ld", b0, b1);
                 return BASE_ERR_PARSE;
             }
@@ -919,7 +1039,7 @@ static base_status ifl__reindent(base_buf *buf, size_t first, ifl__style fs) {
         for (size_t i = 0; i < ni; i++)
             if ((inds[i] - min_ind) % step != 0)
                 convert_step = false;
-    bool mismatch = convert_step || ctabs != fs.tabs;
+    bool mismatch = fs.known && (convert_step || ctabs != fs.tabs);
     if (!mismatch) {
         free(L);
         return BASE_OK;
@@ -967,25 +1087,33 @@ static int ifl__span_base_indent(const char *lang, const char *s, size_t len, si
     size_t p = prefix_blank ? ifl__prev_nonblank(s, len, ls) : ls;
     size_t nx = ifl__next_nonblank(s, len, hs);
     if (sp->kind == IFL_SPAN_BLOCK) {
+        /* The body is indented deeper than its opener; the completion may
+         * go on at the level of the code that follows (an `else`, sibling
+         * statements) or, when nothing follows, inside the top-level
+         * definition. */
         int opener = p == SIZE_MAX ? 0 : ifl__line_indent(s, len, p, width);
-        return opener + 1;
+        int follow = nx == SIZE_MAX ? 1 : ifl__line_indent(s, len, nx, width);
+        return BASE_MIN(opener + 1, follow);
     }
-    int base = INT32_MAX;
-    if (!prefix_blank)
-        base = ifl__line_indent(s, len, ls, width);
+    /* A statement may dedent out of the block it starts in (ending an `if`),
+     * but not below the code that follows it; when nothing follows, not out
+     * of the top-level definition it is in. */
+    if (nx == SIZE_MAX) {
+        bool nested = p != SIZE_MAX && (ifl__line_indent(s, len, p, width) > 0 ||
+                                        ifl__opens_block(lang, s, p, ifl__line_end(s, len, p)));
+        return nested ? 1 : 0;
+    }
+    int base = ifl__line_indent(s, len, nx, width);
     if (prefix_blank && hs > ls)
-        base = ifl__indent_cols(s, ls, hs, width);
-    if (prefix_blank && !ifl__blank(s, hs, ifl__line_end(s, len, hs)))
-        base = BASE_MIN(base, ifl__line_indent(s, len, ls, width));
+        base = BASE_MIN(base, ifl__indent_cols(s, ls, hs, width));
     if (p != SIZE_MAX) {
+        /* ... and it may open the block the following code is in. */
         int pind = ifl__line_indent(s, len, p, width);
         if (ifl__opens_block(lang, s, p, ifl__line_end(s, len, p)))
             pind += width;
         base = BASE_MIN(base, pind);
     }
-    if (nx != SIZE_MAX)
-        base = BASE_MIN(base, ifl__line_indent(s, len, nx, width));
-    return base == INT32_MAX ? 0 : base;
+    return base;
 }
 
 /* Longest k with cand[-k:] == rest[:k]. */

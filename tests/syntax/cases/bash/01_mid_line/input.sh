@@ -1,0 +1,2 @@
+#!/bin/bash
+cp █ /tmp/out

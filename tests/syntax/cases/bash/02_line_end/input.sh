@@ -1,0 +1,3 @@
+#!/bin/bash
+name=█
+echo "$name"

@@ -1,0 +1,3 @@
+#!/bin/bash
+if [ -f "$1" ]; then█
+fi

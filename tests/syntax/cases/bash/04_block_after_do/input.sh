@@ -1,0 +1,3 @@
+#!/bin/bash
+for f in *.txt; do█
+done

@@ -1,0 +1,3 @@
+int add(int a, int b) {
+    █
+}

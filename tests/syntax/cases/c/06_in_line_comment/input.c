@@ -1,0 +1,4 @@
+int add(int a, int b) {
+    // add the two █
+    return a + b;
+}

@@ -1,0 +1,6 @@
+int add(int a, int b) {
+	int t = a;
+	int u = b;
+	if (t) {█
+	}
+}

@@ -1,0 +1,4 @@
+int add(int a, int b) {
+    auto t = std::max(█);
+    return t;
+}

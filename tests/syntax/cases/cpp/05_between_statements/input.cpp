@@ -1,0 +1,5 @@
+int add(int a, int b) {
+    auto t = a;
+    █
+    return t;
+}

@@ -1,0 +1,6 @@
+int add(int a, int b) {
+	auto t = a;
+	auto u = b;
+	if (t) {█
+	}
+}

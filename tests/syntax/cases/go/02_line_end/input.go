@@ -1,0 +1,6 @@
+package main
+
+func add(a int, b int) int {
+    t := █
+    return t
+}

@@ -1,0 +1,7 @@
+package main
+
+func add(a int, b int) int {
+    t := a
+    █
+    return t
+}

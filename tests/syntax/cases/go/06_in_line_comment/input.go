@@ -1,0 +1,6 @@
+package main
+
+func add(a int, b int) int {
+    // add the two █
+    return a + b
+}

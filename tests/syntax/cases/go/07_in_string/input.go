@@ -1,0 +1,6 @@
+package main
+
+func add(a int, b int) int {
+    s := "hello, █"
+    return a + b
+}

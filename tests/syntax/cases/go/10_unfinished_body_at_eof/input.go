@@ -1,0 +1,5 @@
+package main
+
+func add(a int, b int) int {
+    t := a
+█

@@ -1,0 +1,8 @@
+package main
+
+func add(a int, b int) int {
+	t := a
+	u := b
+	if t > 0 {█
+	}
+}

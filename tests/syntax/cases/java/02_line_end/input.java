@@ -1,0 +1,6 @@
+class A {
+    int add(int a, int b) {
+        int t = █
+        return t;
+    }
+}

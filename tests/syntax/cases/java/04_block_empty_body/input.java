@@ -1,0 +1,5 @@
+class A {
+    int add(int a, int b) {
+        █
+    }
+}

@@ -1,0 +1,7 @@
+class A {
+    int add(int a, int b) {
+        int t = a;
+        █
+        return t;
+    }
+}

@@ -1,0 +1,6 @@
+class A {
+    int add(int a, int b) {
+        // add the two █
+        return a + b;
+    }
+}

@@ -1,0 +1,4 @@
+class A {
+    int add(int a, int b) {
+        int t = a;
+█

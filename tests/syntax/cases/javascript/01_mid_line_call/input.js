@@ -1,0 +1,4 @@
+function add(a, b) {
+    let t = Math.max(█);
+    return t;
+}

@@ -1,0 +1,5 @@
+function add(a, b) {
+    let t = a;
+    █
+    return t;
+}

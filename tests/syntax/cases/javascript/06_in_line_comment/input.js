@@ -1,0 +1,4 @@
+function add(a, b) {
+    // add the two █
+    return a + b;
+}

@@ -1,0 +1,4 @@
+function add(a, b) {
+    const s = "hello, █";
+    return a + b;
+}

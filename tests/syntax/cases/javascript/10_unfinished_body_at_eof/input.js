@@ -1,0 +1,3 @@
+function add(a, b) {
+    let t = a;
+█

@@ -1,0 +1,6 @@
+function add(a, b) {
+	let t = a;
+	let u = b;
+	if (t) {█
+	}
+}

@@ -1,0 +1,4 @@
+local function f(a, b)
+  local t = █
+  return t
+end

@@ -1,0 +1,2 @@
+local function add(a, b)█
+end

@@ -1,0 +1,4 @@
+local function f(x)
+  if x > 0 then█
+  end
+end

@@ -1,0 +1,5 @@
+local function f(xs)
+  local t = 0
+  █
+  return t
+end

@@ -1,0 +1,2 @@
+-- compute the █
+local x = 1

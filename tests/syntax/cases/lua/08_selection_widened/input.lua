@@ -1,0 +1,3 @@
+local function f(values)
+  return #va«lu»es
+end

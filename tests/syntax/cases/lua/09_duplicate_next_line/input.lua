@@ -1,0 +1,4 @@
+local function f(a)
+  █
+  return a
+end

@@ -1,0 +1,3 @@
+def f(a, b):
+    total = █
+    return total

@@ -1,0 +1,5 @@
+class Point:
+    def norm(self):
+        █
+
+print(1)

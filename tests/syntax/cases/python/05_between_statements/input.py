@@ -1,0 +1,4 @@
+def f(xs):
+    total = 0
+    █
+    return total

@@ -1,0 +1,3 @@
+def f():
+    # compute the █
+    return 1

@@ -1,0 +1,2 @@
+def f(values):
+    return len(va«lu»es) + 1

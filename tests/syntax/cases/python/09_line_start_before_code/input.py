@@ -1,0 +1,3 @@
+def f(xs):
+    total = 0
+█    return total

@@ -1,0 +1,3 @@
+def f(xs):
+    █
+    return xs

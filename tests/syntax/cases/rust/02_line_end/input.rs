@@ -1,0 +1,4 @@
+fn add(a: i32, b: i32) -> i32 {
+    let mut t = █
+    return t;
+}

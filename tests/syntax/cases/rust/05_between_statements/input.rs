@@ -1,0 +1,5 @@
+fn add(a: i32, b: i32) -> i32 {
+    let mut t = a;
+    █
+    return t;
+}

@@ -1,0 +1,6 @@
+fn add(a: i32, b: i32) -> i32 {
+	let mut t = a;
+	let mut u = b;
+	if t > 0 {█
+	}
+}

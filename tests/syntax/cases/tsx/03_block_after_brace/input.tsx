@@ -1,0 +1,2 @@
+function add(a: number, b: number): number {█
+}

@@ -1,0 +1,4 @@
+function add(a: number, b: number): number {
+    let t: number = █
+    return t;
+}

@@ -1,0 +1,5 @@
+function add(a: number, b: number): number {
+    let t: number = a;
+    █
+    return t;
+}
