@@ -47,6 +47,9 @@
 
 /* Pieces up to this many bytes merge by linear scan; longer ones use a heap. */
 #define BPE_LINEAR_MAX 48
+/* Ids at or above this are rejected as corrupt (the largest real vocabularies
+ * have about 10^6 entries), so a bad file cannot make the id tables huge. */
+#define TOK_MAX_ID (1 << 24)
 /* Pieces longer than this are not cached. */
 #define CACHE_PIECE_MAX 64
 #define CACHE_SLOTS 65536
@@ -278,9 +281,9 @@ static bool tok_reserve_ids(eng_tokenizer *t, uint32_t n) {
     return true;
 }
 
-/* Sets the bytes of id (vocabulary ids must be < 2^31). */
+/* Sets the bytes of id (< TOK_MAX_ID). */
 static bool tok_set_token(eng_tokenizer *t, int64_t id, const char *s, size_t n, uint8_t flags) {
-    if (id < 0 || id >= INT32_MAX || n >= UINT32_MAX || t->pool.len + n >= UINT32_MAX)
+    if (id < 0 || id >= TOK_MAX_ID || n >= UINT32_MAX || t->pool.len + n >= UINT32_MAX)
         return false;
     if (!tok_reserve_ids(t, (uint32_t)id + 1))
         return false;
@@ -567,7 +570,7 @@ static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const char *name, eng_err
     for (uint32_t i = 0; i < vocab->n; i++) {
         const eng__json *k = &vocab->u.items[2 * i], *v = &vocab->u.items[2 * i + 1];
         int64_t id;
-        if (!eng__json_int(v, &id) || id < 0 || id >= INT32_MAX) {
+        if (!eng__json_int(v, &id) || id < 0 || id >= TOK_MAX_ID) {
             tok_set_err(err, BASE_ERR_MODEL, "%s: vocabulary entry %u has a bad id", name, i);
             goto fail_b;
         }
@@ -718,7 +721,7 @@ static eng_tokenizer *tok_load_vocab_merges(const char *dir, eng_error *err) {
         goto fail_nomem;
     for (uint32_t i = 0; i < v->n; i++) {
         int64_t id;
-        if (!eng__json_int(&v->u.items[2 * i + 1], &id) || id < 0 || id >= INT32_MAX) {
+        if (!eng__json_int(&v->u.items[2 * i + 1], &id) || id < 0 || id >= TOK_MAX_ID) {
             tok_set_err(err, BASE_ERR_MODEL, "%s/vocab.json: entry %u has a bad id", dir, i);
             goto fail;
         }
@@ -789,7 +792,7 @@ static eng_tokenizer *tok_load_vocab_merges(const char *dir, eng_error *err) {
     for (uint32_t i = 0; at && at->type == ENG_JSON_OBJ && i < at->n; i++) {
         const eng__json *k = &at->u.items[2 * i];
         int64_t id;
-        if (!eng__json_int(&at->u.items[2 * i + 1], &id) || id < 0 || id >= INT32_MAX) {
+        if (!eng__json_int(&at->u.items[2 * i + 1], &id) || id < 0 || id >= TOK_MAX_ID) {
             tok_set_err(err, BASE_ERR_MODEL, "%s/added_tokens.json: entry %u has a bad id", dir, i);
             goto fail;
         }
