@@ -157,6 +157,21 @@ CASES = {
         TOKENS_15,
         "step",
     ),
+    # eng_step in WINDOW mode: a full step fills the context K/V cache, then only the
+    # hole (plus the row before it for shifted families) is recomputed on a canvas
+    # with some hole tokens committed; compared with reference.forward_window.
+    "window_dream": (
+        "--family dream --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 96 "
+        "--dtype f32 --seed 56",
+        TOKENS_13,
+        "window",
+    ),
+    "window_llada": (
+        "--family llada --layers 2 --hidden 64 --heads 4 --kv-heads 1 --ffn 96 "
+        "--dtype f32 --seed 57",
+        TOKENS_13,
+        "window",
+    ),
     # eng_noise_uniform against reference.noise_uniform (no checkpoint).
     "noise": (None, None, "noise"),
 }
@@ -211,6 +226,8 @@ def check_case(args, name):
     model = ensure_checkpoint(args.work, name, gen_args)
     if kind == "padded":
         return check_padded(args.golden_engine, args.work, name, model, tokens)
+    if kind == "window":
+        return check_window(args.golden_engine, name, model, tokens)
     if kind in ("shift", "step"):
         return check_step(args.golden_engine, name, model, tokens, kind)
     return check_model(args.infilld, args.work, name, model, tokens, kind)
@@ -309,6 +326,57 @@ def check_step(tool, name, model, tokens, kind):
         ok = False
     if not ok:
         print("FAIL %s: step disagrees with the reference" % name)
+    return ok
+
+
+def compare_steps(name, label, lines, rows, positions, row_of):
+    """lines: golden_engine step output; rows: reference logits; row_of(p) gives the
+    index into rows that predicts position p."""
+    got = {int(p): (int(t), float(pr)) for p, t, pr in (ln.split() for ln in lines)}
+    if sorted(got) != sorted(positions):
+        print("FAIL %s: %s answered positions %s" % (name, label, sorted(got)))
+        return False
+    ok = True
+    worst = 0.0
+    for pos in positions:
+        r = rows[row_of(pos)]
+        p = np.exp(r - r.max())
+        p /= p.sum()
+        tok, prob = got[pos]
+        if tok != int(r.argmax()) and r.max() - r[tok] > 1e-4 * np.abs(r).max():
+            print("FAIL %s: %s position %d: engine %d, reference %d" % (
+                name, label, pos, tok, int(r.argmax())))
+            ok = False
+        worst = max(worst, abs(prob - p[tok]) / p[tok])
+    print("%s: %s: %d positions, max relative probability error %.3g" % (
+        name, label, len(positions), worst))
+    return ok and worst <= 1e-3
+
+
+def check_window(tool, name, model, tokens):
+    m = reference.load(model)
+    mask = m.mask_id
+    hole = list(range(3, 8))
+    old = list(tokens)
+    for p in hole:
+        old[p] = mask
+    new = list(old)
+    new[4] = 1784  # committed hole tokens
+    new[6] = 262
+    start = hole[0] - 1 if m.shift else hole[0]
+    end = hole[-1] + 1
+    pos_s = ",".join(map(str, hole))
+
+    def row_of(p):
+        return (p - 1 if m.shift else p) - start
+
+    ok = True
+    for label, canvas in (("same canvas", old), ("committed tokens", new)):
+        out = run_tool([tool, "step", "--model", model, "--tokens", ",".join(map(str, old)),
+                        "--positions", pos_s, "--then", ",".join(map(str, canvas)),
+                        "--window", "%d,%d" % (start, end)])
+        rows = m.forward_window(old, canvas, start, end)
+        ok = compare_steps(name, label, out.strip().splitlines(), rows, hole, row_of) and ok
     return ok
 
 

@@ -6,9 +6,12 @@
  *       same length; --valid gives 0/1 per slot (default all 1). Writes the raw
  *       logits of every slot as little-endian f32 rows [n_seq * len, vocab].
  *   golden_engine step --model DIR --tokens IDS [--positions P,..]
+ *                      [--then IDS --window S,E]
  *       One full-forward step at temperature 0; prints "position token prob" per
  *       asked-for position (default: every position). The engine applies the
  *       family's logit shift, so this shows which output row predicts each position.
+ *       With --then, a second step recomputes only the window [S, E) of the --then
+ *       canvas over the context K/V cached by the first, and that one is printed.
  *   golden_engine noise SEED STEP POSITION V
  *       Prints eng_noise_uniform(SEED, STEP, POSITION, V) with 17 digits.
  *
@@ -157,19 +160,33 @@ done:
     return rc;
 }
 
+/* One step at temperature 0. Plain: a FULL step on --tokens. With --then and --window
+ * S,E: a FULL step on --tokens fills the context cache, then a WINDOW step over [S, E)
+ * on the --then canvas (same length) is the one printed. */
 static int cmd_step(int argc, char **argv) {
     const char *dir = arg_value(argc, argv, "--model");
     const char *toks = arg_value(argc, argv, "--tokens");
     const char *pos_s = arg_value(argc, argv, "--positions");
-    if (!dir || !toks) {
-        fprintf(stderr, "golden_engine step: --model and --tokens are required\n");
+    const char *then_s = arg_value(argc, argv, "--then");
+    const char *win_s = arg_value(argc, argv, "--window");
+    if (!dir || !toks || (!then_s != !win_s)) {
+        fprintf(stderr, "golden_engine step: --model and --tokens are required; "
+                        "--then and --window go together\n");
         return 1;
     }
-    int32_t *tokens = NULL, *positions = NULL;
-    int n_seq = 0, len = 0, pn = 0, n_pos = 0;
+    int32_t *tokens = NULL, *positions = NULL, *then = NULL, *win = NULL;
+    int n_seq = 0, len = 0, pn = 0, n_pos = 0, tn = 0, tlen = 0, wn = 0, wlen = 0;
     if (parse_rows(toks, &tokens, &n_seq, &len) != 0 || n_seq != 1) {
         fprintf(stderr, "golden_engine step: bad --tokens\n");
         free(tokens);
+        return 1;
+    }
+    if (then_s && (parse_rows(then_s, &then, &tn, &tlen) != 0 || tn != 1 || tlen != len ||
+                   parse_rows(win_s, &win, &wn, &wlen) != 0 || wn != 1 || wlen != 2)) {
+        fprintf(stderr, "golden_engine step: bad --then or --window\n");
+        free(tokens);
+        free(then);
+        free(win);
         return 1;
     }
     if (pos_s) {
@@ -177,6 +194,8 @@ static int cmd_step(int argc, char **argv) {
             fprintf(stderr, "golden_engine step: bad --positions\n");
             free(tokens);
             free(positions);
+            free(then);
+            free(win);
             return 1;
         }
     } else {
@@ -215,6 +234,18 @@ static int cmd_step(int argc, char **argv) {
         fprintf(stderr, "golden_engine: step: %s\n", base_status_str(st));
         goto done;
     }
+    if (then) {
+        eng_batch batch2 = {.n_seq = 1, .len = len, .tokens = then, .valid = NULL};
+        req.mode = ENG_STEP_WINDOW;
+        req.win_start = win[0];
+        req.win_end = win[1];
+        req.sampling.step = 1;
+        st = eng_step(ctx, &batch2, &req, res);
+        if (st != BASE_OK) {
+            fprintf(stderr, "golden_engine: window step: %s\n", base_status_str(st));
+            goto done;
+        }
+    }
     for (int i = 0; i < n_pos; i++)
         printf("%d %d %.9g\n", (int)positions[i], (int)res[i].token, (double)res[i].prob);
     rc = 0;
@@ -224,6 +255,8 @@ done:
     free(res);
     free(positions);
     free(tokens);
+    free(then);
+    free(win);
     return rc;
 }
 

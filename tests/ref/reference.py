@@ -12,6 +12,7 @@ Library use (other tests import this file):
     logits = m.forward(tokens)                    # raw rows [L, V], float64
     logits = m.forward(tokens, valid=[1,1,0,...]) # one padded sequence
     batch = m.forward_batch(tokens2d, valid2d)    # [B, L, V]
+    rows = m.forward_window(old, new, start, end) # window recomputed over cached K/V
     pred = reference.shifted(logits, m.shift)     # row that predicts token i
     u = reference.noise_uniform(seed, step, position, v)   # engine/noise.c
 
@@ -118,6 +119,78 @@ class Model:
             h = h + (_silu(gate) * up) @ layer["down"].T
         h = _rmsnorm(h, self.final_norm, self.eps)
         return h @ self.head.T.astype(np.float64)
+
+    def forward_window(self, old_tokens, new_tokens, start, end):
+        """Raw logits [end - start, V] of rows start..end-1 of new_tokens when only that
+        window is recomputed: at every layer the window's queries attend to the K/V of a
+        full forward over old_tokens everywhere outside the window and to their own fresh
+        K/V inside it (a context K/V cache filled by an earlier full pass). With
+        old_tokens == new_tokens this equals forward(new_tokens)[start:end]."""
+        old = np.asarray(old_tokens, dtype=np.int64)
+        new = np.asarray(new_tokens, dtype=np.int64)
+        n = old.shape[0]
+        if new.shape != old.shape or not 0 <= start < end <= n:
+            raise ValueError("bad window")
+        cache = []
+        pos_all = np.arange(n, dtype=np.float64)
+        h = self.embed[old].astype(np.float64)
+        for layer in self.blocks:
+            a = _rmsnorm(h, layer["attn_norm"], self.eps)
+            k, v = self._kv(layer, a, pos_all)
+            cache.append((k, v))
+            h = h + self._attend(layer, a, pos_all, k, v)
+            h = h + self._mlp(layer, h)
+        pos_w = pos_all[start:end]
+        h = self.embed[new[start:end]].astype(np.float64)
+        for layer, (k_old, v_old) in zip(self.blocks, cache):
+            a = _rmsnorm(h, layer["attn_norm"], self.eps)
+            k_new, v_new = self._kv(layer, a, pos_w)
+            k = k_old.copy()
+            v = v_old.copy()
+            k[:, start:end] = k_new
+            v[:, start:end] = v_new
+            h = h + self._attend(layer, a, pos_w, k, v)
+            h = h + self._mlp(layer, h)
+        h = _rmsnorm(h, self.final_norm, self.eps)
+        return h @ self.head.T.astype(np.float64)
+
+    def _kv(self, layer, a, pos):
+        """Keys (after RoPE) and values [KV, N, hd] of one unpadded sequence."""
+        n = a.shape[0]
+        k = a @ layer["k"].T
+        v = a @ layer["v"].T
+        if "k_bias" in layer:
+            k = k + layer["k_bias"]
+            v = v + layer["v_bias"]
+        k = k.reshape(n, self.kv_heads, self.head_dim).transpose(1, 0, 2)
+        v = v.reshape(n, self.kv_heads, self.head_dim).transpose(1, 0, 2)
+        cos, sin = _rope_tables(pos[None], self.head_dim, self.theta)
+        k = k * cos + _rotate_half(k) * sin
+        return k, v
+
+    def _attend(self, layer, a, pos, k, v):
+        """Attention output projection for query rows a at positions pos over all of
+        the given keys and values (no padding)."""
+        n = a.shape[0]
+        q = a @ layer["q"].T
+        if "q_bias" in layer:
+            q = q + layer["q_bias"]
+        q = q.reshape(n, self.heads, self.head_dim).transpose(1, 0, 2)
+        cos, sin = _rope_tables(pos[None], self.head_dim, self.theta)
+        q = q * cos + _rotate_half(q) * sin
+        group = self.heads // self.kv_heads
+        k = np.repeat(k, group, axis=0)
+        v = np.repeat(v, group, axis=0)
+        scores = q @ k.transpose(0, 2, 1) / np.sqrt(self.head_dim)
+        scores -= scores.max(axis=-1, keepdims=True)
+        p = np.exp(scores)
+        p /= p.sum(axis=-1, keepdims=True)
+        out = (p @ v).transpose(1, 0, 2).reshape(n, self.heads * self.head_dim)
+        return out @ layer["o"].T
+
+    def _mlp(self, layer, h):
+        m = _rmsnorm(h, layer["ffn_norm"], self.eps)
+        return (_silu(m @ layer["gate"].T) * (m @ layer["up"].T)) @ layer["down"].T
 
     def _attention(self, layer, a, pos, allowed):
         b, n, _ = a.shape
