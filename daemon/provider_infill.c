@@ -194,7 +194,7 @@ static void dmn__handle_partial(dmn__prov *p, dmn__event *ev) {
 
 static void dmn__handle_state(dmn__prov *p, dmn__event *ev) {
     if (strcmp(ev->state, "loading") == 0) {
-        if (!p->progress && strcmp(p->state, "loading") != 0) {
+        if (!p->progress) {
             p->progress = dmn_host_progress_begin(p->host, "Loading model", ev->text);
             p->last_percent = -1;
         }
@@ -205,8 +205,8 @@ static void dmn__handle_state(dmn__prov *p, dmn__event *ev) {
                 p->last_percent = pct;
             }
         }
-        if (strcmp(p->state, "loading") == 0)
-            return;
+        if (ev->total > 0)
+            return; /* a progress tick, not a state change */
     } else {
         if (p->progress)
             dmn_host_progress_end(p->host, p->progress,
@@ -359,10 +359,9 @@ static void dmn__set_model(dmn__prov *p, const char *dir, const char *device) {
     p->model_dir = dir ? strdup(dir) : NULL;
     p->device = device ? strdup(device) : NULL;
     ifl_worker_load(p->worker, p->model_dir);
-    if (!p->model_dir) {
-        snprintf(p->state, sizeof p->state, "none");
-        dmn__send_status(p);
-    }
+    /* Requests from now on wait for the load on the worker's queue. */
+    snprintf(p->state, sizeof p->state, "%s", p->model_dir ? "loading" : "none");
+    dmn__send_status(p);
 }
 
 static base_status dmn__configure(void *ud, const json_t *settings) {
@@ -397,6 +396,8 @@ lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_hos
         return NULL;
     }
     p->async.data = p;
+    /* The doorbell must not keep the loop alive once every session is gone. */
+    uv_unref((uv_handle_t *)&p->async);
     ifl_worker_cbs cbs = {dmn__on_done, dmn__on_partial, dmn__on_state, p};
     ifl_model_opts mo;
     ifl_model_opts_default(&mo);

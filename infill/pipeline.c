@@ -182,6 +182,25 @@ static base_status ifl__cut_suffix(const eng_tokenizer *t, const char *s, size_t
 
 /* ---- one infill from text ------------------------------------------------------- */
 
+/* Detokenizes ids, skipping ids the tokenizer has no text for (the embedding's
+ * padding rows past the vocabulary, which a random or untrained model may
+ * pick). */
+static base_status ifl__detok(const eng_tokenizer *t, const int32_t *ids, int n, char **out,
+                              size_t *len) {
+    int32_t *ok = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    if (!ok)
+        return BASE_ERR_NOMEM;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        size_t bl;
+        if (eng_token_bytes(t, ids[i], &bl))
+            ok[k++] = ids[i];
+    }
+    base_status st = eng_detokenize(t, ok, (size_t)k, true, out, len);
+    free(ok);
+    return st;
+}
+
 typedef struct ifl__partial_ctx {
     const ifl_text_req *req;
     const eng_tokenizer *tok;
@@ -210,7 +229,7 @@ static void ifl__render(ifl__partial_ctx *pc, const int32_t *hole, int n) {
             pc->run[k++] = hole[i++];
         char *txt = NULL;
         size_t len = 0;
-        if (eng_detokenize(pc->tok, pc->run, (size_t)k, true, &txt, &len) == BASE_OK)
+        if (ifl__detok(pc->tok, pc->run, k, &txt, &len) == BASE_OK)
             base_buf_append(&pc->buf, txt, len);
         free(txt);
     }
@@ -343,8 +362,7 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
     memcpy(out->tokens, dr.cand[0].tokens, sizeof(int32_t) * (size_t)out->n_tokens);
     for (int c = 0; c < dr.n_candidates; c++) {
         ifl_text_cand *tc = &out->cand[c];
-        st = eng_detokenize(m->tok, dr.cand[c].text_ids, (size_t)dr.cand[c].n_text_ids, true,
-                            &tc->text, &tc->len);
+        st = ifl__detok(m->tok, dr.cand[c].text_ids, dr.cand[c].n_text_ids, &tc->text, &tc->len);
         if (st != BASE_OK)
             goto done;
         tc->mean_conf = dr.cand[c].mean_conf;

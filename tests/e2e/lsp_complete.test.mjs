@@ -1,0 +1,144 @@
+// LSP end to end with the real daemon and the tiny model: the inline
+// completion for a buffer equals `infilld complete --json` for the same
+// buffer, cursor and seed; partials arrive when opted in; typing into the
+// shown completion is answered from the typing cache (no new partials); an
+// Invoked request returns candidates.
+// Usage: node lsp_complete.test.mjs INFILLD MODEL_DIR WORKDIR   (exit 77 = skipped)
+import { spawn, execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+let rpc;
+try {
+  rpc = require('vscode-jsonrpc/node');
+} catch {
+  console.error('vscode-jsonrpc is not installed (run ./bootstrap.sh): skipped');
+  process.exit(77);
+}
+
+const [exe, modelDir, workDir] = process.argv.slice(2);
+if (!exe || !modelDir || !fs.existsSync(path.join(modelDir, 'config.json'))) {
+  console.error(`no model at ${modelDir} (build the tiny_model target): skipped`);
+  process.exit(77);
+}
+fs.mkdirSync(workDir, { recursive: true });
+
+let failures = 0;
+function check(cond, what) {
+  if (cond) {
+    console.log(`ok   ${what}`);
+  } else {
+    console.log(`FAIL ${what}`);
+    failures++;
+  }
+}
+
+const text = 'def area(width, height):\n    result = width * \n    return result\n';
+const file = path.join(workDir, 'area.py');
+fs.writeFileSync(file, text);
+const line = 1; // 0-based LSP line
+const character = 11; // mid-line, before "= width *"
+const seed = 7;
+
+// One-shot CLI answer for the same buffer, cursor and seed (1-based line/col).
+const cli = JSON.parse(execFileSync(exe, ['complete', file, '--line', String(line + 1), '--col',
+  String(character + 1), '--json', '--seed', String(seed), '--model', modelDir],
+{ encoding: 'utf8', env: { ...process.env, XDG_CONFIG_HOME: '/nonexistent-infilld-test' } }));
+console.log(`cli: ${JSON.stringify(cli.text)} (${cli.steps_run} steps, ${cli.timings_ms.total.toFixed(1)} ms)`);
+
+const proc = spawn(exe, ['--model', modelDir], {
+  env: { ...process.env, XDG_CONFIG_HOME: '/nonexistent-infilld-test' },
+  stdio: ['pipe', 'pipe', 'pipe'],
+});
+let stderr = '';
+proc.stderr.on('data', (b) => { stderr += b.toString(); });
+const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout),
+  new rpc.StreamMessageWriter(proc.stdin));
+const partials = [];
+conn.onNotification('infilld/partial', (p) => partials.push(p));
+conn.onNotification(() => {});
+conn.onRequest('window/workDoneProgress/create', () => null);
+conn.onError(() => {});
+conn.listen();
+
+const timer = setTimeout(() => {
+  console.log('FAIL timeout\n' + stderr);
+  proc.kill('SIGKILL');
+  process.exit(1);
+}, 100000);
+
+const uri = 'file://' + file;
+const items = (res) => (Array.isArray(res) ? res : (res && res.items) || []);
+
+try {
+  await conn.sendRequest('initialize', {
+    processId: null,
+    rootUri: null,
+    capabilities: { textDocument: { inlineCompletion: { dynamicRegistration: false } } },
+    initializationOptions: { seed, partial: true, candidates: 2 },
+  });
+  conn.sendNotification('initialized', {});
+  conn.sendNotification('textDocument/didOpen',
+    { textDocument: { uri, languageId: 'python', version: 1, text } });
+
+  const res = await conn.sendRequest('textDocument/inlineCompletion', {
+    textDocument: { uri }, position: { line, character }, context: { triggerKind: 2 },
+  });
+  const got = items(res);
+  check(got.length === 1, `automatic request returns one item (${got.length})`);
+  const first = got[0] ? got[0].insertText : undefined;
+  const firstText = typeof first === 'string' ? first : first && first.value;
+  console.log(`lsp: ${JSON.stringify(firstText)}`);
+  check(firstText === cli.text, 'inline completion equals `infilld complete --json`');
+  check(partials.length >= 1, `infilld/partial notifications arrived (${partials.length})`);
+  check(partials.every((p) => typeof p.text === 'string' && p.step >= 1),
+    'partials carry text and step');
+
+  // Type the first character of the completion: answered from the typing cache.
+  const c0 = cli.text.charCodeAt(0);
+  if (cli.text.length >= 2 && !(c0 >= 0xd800 && c0 <= 0xdfff) && cli.text[0] !== '\n') {
+    const nPartials = partials.length;
+    conn.sendNotification('textDocument/didChange', {
+      textDocument: { uri, version: 2 },
+      contentChanges: [{ range: { start: { line, character }, end: { line, character } },
+        text: cli.text[0] }],
+    });
+    const res2 = await conn.sendRequest('textDocument/inlineCompletion', {
+      textDocument: { uri }, position: { line, character: character + 1 },
+      context: { triggerKind: 2 },
+    });
+    const g2 = items(res2);
+    const t2 = g2[0] ? (typeof g2[0].insertText === 'string' ? g2[0].insertText : g2[0].insertText.value) : undefined;
+    check(t2 === cli.text.slice(1), 'typing through the completion answers the rest from the cache');
+    check(partials.length === nPartials, 'no partials for a cached answer');
+  } else {
+    console.log('skip typing-through check: completion too short');
+  }
+
+  // Invoked: candidates for cycling.
+  const res3 = await conn.sendRequest('textDocument/inlineCompletion', {
+    textDocument: { uri }, position: { line, character: character + 1 }, context: { triggerKind: 1 },
+  });
+  check(items(res3).length >= 1, `invoked request returns candidates (${items(res3).length})`);
+} catch (e) {
+  console.log('FAIL ' + e.message);
+  failures++;
+}
+try {
+  await conn.sendRequest('shutdown');
+  conn.sendNotification('exit');
+} catch (e) {
+  console.log('FAIL shutdown: ' + e.message);
+  failures++;
+  proc.kill('SIGTERM');
+}
+const code = await new Promise((resolve) => {
+  if (proc.exitCode !== null) resolve(proc.exitCode);
+  else proc.on('exit', (c) => resolve(c));
+});
+clearTimeout(timer);
+check(code === 0, `daemon exits 0 (${code})`);
+if (failures) console.log(stderr);
+process.exit(failures ? 1 : 0);
