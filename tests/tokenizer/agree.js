@@ -117,6 +117,21 @@ function adversarial() {
     'x<|endoftext|>\u0301y <tool_call>\u0308z',
     '\u05d0\u05b8\u05bc \u0627\u064e\u0651 \u0915\u094d\u0937 \u0e01\u0e49\u0e33',
   ];
+  // Every Unicode White_Space character (and look-alikes that are not) around
+  // letters and digits: PCRE2's \s and Oniguruma's must agree. Then letters
+  // added in recent Unicode versions (\p{L} tables of both libraries).
+  const ws = [0x9, 0xa, 0xb, 0xc, 0xd, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003,
+    0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f,
+    0x3000, 0x180e, 0x200b, 0xfeff, 0x1c];
+  for (const c of ws) {
+    const ch = String.fromCodePoint(c);
+    a.push('a' + ch + 'b' + ch + ch + 'c ' + ch + '\n' + ch + '1');
+  }
+  for (const c of [0x1e290, 0x1e4d0, 0x11f04, 0x10570, 0x1df00, 0x16ff0, 0x1e030, 0x31350,
+    0x2b739, 0x1b132, 0x11f50, 0x10d40]) {
+    const ch = String.fromCodePoint(c);
+    a.push('x' + ch + 'y ' + ch + ch + ' 1' + ch);
+  }
   return a.map((text) => ({ kind: 'adversarial', text }));
 }
 
