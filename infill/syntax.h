@@ -34,6 +34,12 @@ typedef struct ifl_syntax ifl_syntax; /* per-document trees, subscribed to a doc
 ifl_syntax *ifl_syntax_new(lsp_doc_store *store);
 void ifl_syntax_free(ifl_syntax *s);
 
+/* The document's tree (borrowed; valid until the document closes), created
+ * on first use; NULL for a language without a grammar. Reparsed lazily: call
+ * ifl_tree_update with the document's text before reading it. */
+typedef struct ifl_tree ifl_tree;
+ifl_tree *ifl_syntax_tree(ifl_syntax *s, const lsp_doc *doc);
+
 /* Canonical language name for an LSP languageId or, failing that, a file
  * extension of the uri/path; NULL when unsupported. */
 const char *ifl_syntax_language(const char *language_id, const char *uri);
@@ -76,7 +82,6 @@ base_status ifl_syntax_validate_text(const char *language, const char *text, siz
  * What ifl_syntax keeps per open document, usable without a document store
  * (tests, benchmarks, the CLI). The caller owns the text and applies each edit
  * to its text and to the tree (ifl_tree_edit); the tree is reparsed lazily. */
-typedef struct ifl_tree ifl_tree;
 
 /* NULL with *err = ERR_UNSUPPORTED for a language without a grammar. */
 ifl_tree *ifl_tree_new(const char *language, base_status *err);

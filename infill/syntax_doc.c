@@ -82,6 +82,12 @@ void ifl_syntax_free(ifl_syntax *s) {
     free(s);
 }
 
+static ifl_tree *ifl__tree(ifl_syntax *s, const lsp_doc *doc);
+
+ifl_tree *ifl_syntax_tree(ifl_syntax *s, const lsp_doc *doc) {
+    return s && doc ? ifl__tree(s, doc) : NULL;
+}
+
 /* The document's tree, created on first use when the document was opened
  * before this subscriber existed. NULL for unsupported languages. */
 static ifl_tree *ifl__tree(ifl_syntax *s, const lsp_doc *doc) {

@@ -1,0 +1,34 @@
+/* libFuzzer harness: the input picks a seed document and drives the edit
+ * generator; any difference between the incrementally edited tree and a
+ * fresh parse aborts. Built only with INFILLD_FUZZ. */
+#include "syntax_edits.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 9)
+        return 0;
+    const syntax_edits_seed *sd = &syntax_edits_seeds[data[0] % syntax_edits_nseeds];
+    uint64_t seed = 0;
+    memcpy(&seed, data + 1, 8);
+    base_rng rng;
+    base_rng_seed(&rng, seed);
+    /* The rest of the input is appended to the seed document. */
+    size_t tl = strlen(sd->text), extra = size - 9;
+    char *text = malloc(tl + extra + 1);
+    if (!text)
+        return 0;
+    memcpy(text, sd->text, tl);
+    memcpy(text + tl, data + 9, extra);
+    text[tl + extra] = 0;
+    size_t mismatches = 0;
+    base_log_set_level(BASE_LOG_OFF);
+    syntax_edits_run(sd->lang, text, tl + extra, &rng, 8, &mismatches);
+    free(text);
+    if (mismatches)
+        abort();
+    return 0;
+}

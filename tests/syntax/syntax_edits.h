@@ -1,0 +1,23 @@
+/* Shared by test_syntax_edits and fuzz_syntax_edits: seed documents and the
+ * edit-and-compare loop. */
+#ifndef INFILLD_TESTS_SYNTAX_EDITS_H
+#define INFILLD_TESTS_SYNTAX_EDITS_H
+
+#include "base.h"
+
+typedef struct syntax_edits_seed {
+    const char *lang;
+    const char *text;
+} syntax_edits_seed;
+
+extern const syntax_edits_seed syntax_edits_seeds[];
+extern const size_t syntax_edits_nseeds;
+
+/* Applies `rounds` random edits drawn from rng to a copy of text and to an
+ * ifl_tree, comparing the incremental tree with a fresh parse after every
+ * edit batch; counts differing comparisons in *mismatches (and prints the
+ * first). */
+base_status syntax_edits_run(const char *lang, const char *text, size_t len, base_rng *rng,
+                             int rounds, size_t *mismatches);
+
+#endif
