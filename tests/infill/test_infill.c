@@ -1,0 +1,139 @@
+/* infill unit tests without a model: context budget split, typing-through
+ * cache, and the worker's queue (supersession, cancellation, no model). */
+#define _POSIX_C_SOURCE 200809L
+#include "check.h"
+#include "infill.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+static void test_budget(void) {
+    int kp, ks;
+    ifl_budget_split(100, 1000, 1000, &kp, &ks);
+    CHECK_EQ_I(kp, 75);
+    CHECK_EQ_I(ks, 25);
+    ifl_budget_split(100, 1000, 10, &kp, &ks); /* unused suffix share goes to the prefix */
+    CHECK_EQ_I(kp, 90);
+    CHECK_EQ_I(ks, 10);
+    ifl_budget_split(100, 20, 1000, &kp, &ks); /* and the other way round */
+    CHECK_EQ_I(kp, 20);
+    CHECK_EQ_I(ks, 80);
+    ifl_budget_split(100, 20, 30, &kp, &ks);
+    CHECK_EQ_I(kp, 20);
+    CHECK_EQ_I(ks, 30);
+    ifl_budget_split(-5, 20, 30, &kp, &ks);
+    CHECK_EQ_I(kp + ks, 0);
+}
+
+static void test_tcache(void) {
+    ifl_tcache *c = ifl_tcache_new();
+    const char *t0 = "x = \nprint(x)\n";
+    CHECK_EQ_I(ifl_tcache_put(c, "a", t0, strlen(t0), 4, "foo(1)", 6), BASE_OK);
+    const char *rest = NULL;
+    size_t rl = 0;
+    /* Nothing typed yet: the whole completion. */
+    CHECK(ifl_tcache_get(c, "a", t0, strlen(t0), 4, &rest, &rl));
+    CHECK_EQ_U(rl, 6);
+    /* Typed "fo": the rest is "o(1)". */
+    const char *t1 = "x = fo\nprint(x)\n";
+    CHECK(ifl_tcache_get(c, "a", t1, strlen(t1), 6, &rest, &rl));
+    CHECK_EQ_U(rl, 4);
+    CHECK(memcmp(rest, "o(1)", 4) == 0);
+    /* A different character: miss. */
+    const char *t2 = "x = fa\nprint(x)\n";
+    CHECK(!ifl_tcache_get(c, "a", t2, strlen(t2), 6, &rest, &rl));
+    /* Text elsewhere changed: miss. */
+    const char *t3 = "x = fo\nprint(y)\n";
+    CHECK(!ifl_tcache_get(c, "a", t3, strlen(t3), 6, &rest, &rl));
+    /* Typed all of it: nothing left to show. */
+    const char *t4 = "x = foo(1)\nprint(x)\n";
+    CHECK(!ifl_tcache_get(c, "a", t4, strlen(t4), 10, &rest, &rl));
+    /* Other key, forget. */
+    CHECK(!ifl_tcache_get(c, "b", t1, strlen(t1), 6, &rest, &rl));
+    ifl_tcache_forget(c, "a");
+    CHECK(!ifl_tcache_get(c, "a", t1, strlen(t1), 6, &rest, &rl));
+    /* Eviction keeps working past the table size. */
+    for (int i = 0; i < 20; i++) {
+        char key[8];
+        snprintf(key, sizeof key, "k%d", i);
+        CHECK_EQ_I(ifl_tcache_put(c, key, t0, strlen(t0), 4, "z", 1), BASE_OK);
+    }
+    CHECK(ifl_tcache_get(c, "k19", t0, strlen(t0), 4, &rest, &rl));
+    ifl_tcache_free(c);
+}
+
+/* Worker without a model: every job finishes with ERR_STATE, superseded
+ * jobs with ERR_SUPERSEDED, and each exactly once. */
+typedef struct rec {
+    pthread_mutex_t mu;
+    int n, n_state, n_superseded, n_cancelled;
+    char last_state[16];
+} rec;
+
+static void on_done(void *ud, ifl_job *j) {
+    rec *r = ud;
+    pthread_mutex_lock(&r->mu);
+    r->n++;
+    if (j->status == BASE_ERR_STATE)
+        r->n_state++;
+    else if (j->status == BASE_ERR_SUPERSEDED)
+        r->n_superseded++;
+    else if (j->status == BASE_ERR_CANCELLED)
+        r->n_cancelled++;
+    pthread_mutex_unlock(&r->mu);
+    ifl_job_free(j);
+}
+
+static void on_state(void *ud, const char *state, const char *msg, uint64_t done, uint64_t total) {
+    rec *r = ud;
+    (void)msg;
+    (void)done;
+    (void)total;
+    pthread_mutex_lock(&r->mu);
+    snprintf(r->last_state, sizeof r->last_state, "%s", state);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void test_worker(void) {
+    rec r = {.n = 0};
+    pthread_mutex_init(&r.mu, NULL);
+    ifl_worker_cbs cbs = {on_done, NULL, on_state, &r};
+    ifl_worker *w = ifl_worker_new(&cbs, NULL);
+    CHECK(w != NULL);
+    ifl_worker_load(w, "/nonexistent/model");
+    ifl_doc_req q;
+    ifl_doc_req_default(&q);
+    q.text = "x = 1\n";
+    q.len = 6;
+    q.cursor = 5;
+    uint64_t ids[6];
+    for (int i = 0; i < 6; i++)
+        ids[i] = ifl_worker_submit(w, (uint64_t)(i % 2), NULL, &q);
+    for (int i = 0; i < 6; i++)
+        CHECK(ids[i] != 0);
+    ifl_worker_cancel(w, ids[5]);
+    for (int spin = 0; spin < 2000; spin++) {
+        pthread_mutex_lock(&r.mu);
+        int n = r.n;
+        pthread_mutex_unlock(&r.mu);
+        if (n == 6)
+            break;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    pthread_mutex_lock(&r.mu);
+    CHECK_EQ_I(r.n, 6);
+    CHECK_EQ_I(r.n_state + r.n_superseded + r.n_cancelled, 6);
+    CHECK(r.n_superseded >= 2); /* each group keeps only its newest job */
+    CHECK(strcmp(r.last_state, "error") == 0);
+    pthread_mutex_unlock(&r.mu);
+    ifl_worker_free(w);
+    pthread_mutex_destroy(&r.mu);
+}
+
+int main(void) {
+    test_budget();
+    test_tcache();
+    test_worker();
+    return check_finish("test_infill");
+}
