@@ -51,9 +51,10 @@ CASES = {
         TOKENS_13,
         "golden",
     ),
-    # Dream: GQA 7:1, head_dim 16, BF16, three shards.
+    # Dream: the published 28 query / 4 KV heads (GQA 7:1 over several KV heads),
+    # head_dim 8, BF16, three shards.
     "dream_bf16_gqa7_sharded": (
-        "--family dream --layers 2 --hidden 112 --heads 7 --kv-heads 1 --ffn 192 "
+        "--family dream --layers 2 --hidden 224 --heads 28 --kv-heads 4 --ffn 192 "
         "--dtype bf16 --shards 3 --seed 12",
         TOKENS_11,
         "golden",
