@@ -56,6 +56,7 @@ struct eng_backend {
     kcu_weight head; /* (vocab, d); data == embed when tied and not FP8 */
     void *dq;        /* dev scratch for FP8 dequantisation (largest matrix, BF16) */
     uint64_t weight_bytes;
+    size_t stage_bytes; /* conversion stage size (load time only) */
     bool synthetic;
     bool lost; /* a sticky CUDA error: every later call fails */
     char desc[256];
@@ -144,11 +145,13 @@ static void eng__cu_weight_free(eng_backend *be, kcu_weight *w) {
 }
 
 /* Copies source tensors (stacked by rows) into the matrix w. Host data goes
- * through `stage` (dev, large enough for the biggest matrix in BF16/F32) when
- * a conversion or quantisation is needed. Synthetic (NULL data) fills randomly. */
+ * through the stage (dev, the biggest matrix in F32 plus its BF16 image,
+ * allocated on first need in *stagep) when a conversion or quantisation is
+ * needed. Synthetic (NULL data) fills randomly. */
 static base_status eng__cu_weight_fill(eng_backend *be, kcu_weight *w, const eng_tensor *const *src,
-                                       int n_src, void *stage, uint64_t seed, eng_error *err) {
+                                       int n_src, void **stagep, uint64_t seed, eng_error *err) {
     kcu_ctx *k = be->k;
+    void *stage = *stagep;
     int64_t r0 = 0;
     base_status st = BASE_OK;
     if (be->synthetic)
@@ -168,6 +171,10 @@ static base_status eng__cu_weight_fill(eng_backend *be, kcu_weight *w, const eng
             } else if ((int)t->dtype == (int)be->wdt) {
                 st = kcu_upload(k, dst, t->data, n * kcu_dtype_size(be->wdt));
             } else {
+                if (!stage && !(st = kcu_malloc(k, be->stage_bytes, stagep)))
+                    stage = *stagep;
+                if (st)
+                    break;
                 st = kcu_upload(k, stage, t->data, n * kcu_dtype_size((kcu_dtype)t->dtype));
                 if (!st)
                     st = kcu_convert(k, stage, (kcu_dtype)t->dtype, dst, be->wdt, n);
@@ -179,6 +186,9 @@ static base_status eng__cu_weight_fill(eng_backend *be, kcu_weight *w, const eng
         return st;
     if (be->wdt == KCU_FP8) {
         /* Stack the sources in BF16 in the stage, then quantise per row. */
+        if (!stage && (st = kcu_malloc(k, be->stage_bytes, stagep)))
+            return st;
+        stage = *stagep;
         r0 = 0;
         for (int i = 0; i < n_src && !st; i++) {
             const eng_tensor *t = src[i];
@@ -254,12 +264,10 @@ static base_status eng__cu_upload_all(eng_backend *be, const eng_weights *w, eng
         big = 2 * ff * d;
     if (V * d > big)
         big = V * d;
-    size_t stage_bytes = (size_t)big * 4 + (size_t)big * 2;
+    be->stage_bytes = (size_t)big * 4 + (size_t)big * 2;
     void *stage = NULL;
-    if ((st = kcu_malloc(k, stage_bytes, &stage)))
-        return eng__err(err, st, "cuda: staging buffer: %s", kcu_ctx_error(k));
-    if (be->wdt == KCU_FP8 &&
-        (st = kcu_malloc(k, (size_t)(2 * ff * d > d * ff ? 2 * ff * d : d * ff) * 2, &be->dq)))
+    /* FP8 GEMMs of more than 16 rows dequantise into this (the LM head included). */
+    if (be->wdt == KCU_FP8 && (st = kcu_malloc(k, (size_t)big * 2, &be->dq)))
         goto fail;
 
     be->layers = calloc((size_t)I->n_layer, sizeof *be->layers);
@@ -275,13 +283,13 @@ static base_status eng__cu_upload_all(eng_backend *be, const eng_weights *w, eng
         const eng_tensor *gu[2] = {&lw->w_gate, &lw->w_up};
         const eng_tensor *o1[1] = {&lw->wo}, *dn[1] = {&lw->w_down};
         if ((st = eng__cu_weight_alloc(be, q + 2 * kv, d, &L->wqkv)) ||
-            (st = eng__cu_weight_fill(be, &L->wqkv, qkv, 3, stage, seed + 1, err)) ||
+            (st = eng__cu_weight_fill(be, &L->wqkv, qkv, 3, &stage, seed + 1, err)) ||
             (st = eng__cu_weight_alloc(be, d, q, &L->wo)) ||
-            (st = eng__cu_weight_fill(be, &L->wo, o1, 1, stage, seed + 2, err)) ||
+            (st = eng__cu_weight_fill(be, &L->wo, o1, 1, &stage, seed + 2, err)) ||
             (st = eng__cu_weight_alloc(be, 2 * ff, d, &L->wgu)) ||
-            (st = eng__cu_weight_fill(be, &L->wgu, gu, 2, stage, seed + 3, err)) ||
+            (st = eng__cu_weight_fill(be, &L->wgu, gu, 2, &stage, seed + 3, err)) ||
             (st = eng__cu_weight_alloc(be, d, ff, &L->wdown)) ||
-            (st = eng__cu_weight_fill(be, &L->wdown, dn, 1, stage, seed + 4, err)))
+            (st = eng__cu_weight_fill(be, &L->wdown, dn, 1, &stage, seed + 4, err)))
             goto fail;
         const eng_tensor *an[1] = {&lw->attn_norm}, *fn[1] = {&lw->ffn_norm};
         if ((st = eng__cu_vec_f32(be, an, 1, d, 1.0f, &L->attn_norm)) ||
@@ -326,7 +334,7 @@ static base_status eng__cu_upload_all(eng_backend *be, const eng_weights *w, eng
     } else {
         const eng_tensor *hs[1] = {tied ? &w->embed : &w->lm_head};
         if ((st = eng__cu_weight_alloc(be, V, d, &be->head)) ||
-            (st = eng__cu_weight_fill(be, &be->head, hs, 1, stage, tied ? 0x5eedu : 0x4eadu, err)))
+            (st = eng__cu_weight_fill(be, &be->head, hs, 1, &stage, tied ? 0x5eedu : 0x4eadu, err)))
             goto fail;
     }
     if ((st = kcu_sync(k)))
@@ -371,6 +379,8 @@ static eng_backend *eng__cu_init(const eng_weights *w, const eng_load_opts *opts
     /* Budget: weights + a small context + 512 MiB for cuBLAS and the runtime. */
     uint64_t need = eng__cuda_weight_bytes(I, (int)be->wdt) +
                     eng__cuda_ctx_bytes(I, 1, 256, ENG__CU_HEAD_CHUNK) + (512ull << 20);
+    if (be->wdt == KCU_FP8) /* dequantisation scratch, about the LM head in BF16 */
+        need += (uint64_t)I->vocab_size * (uint64_t)I->d_model * 2;
     if (need > di.free_bytes) {
         eng__err(err, BASE_ERR_NOMEM,
                  "cuda: the model needs %.2f GiB of device memory, %.2f GiB free on %s",
