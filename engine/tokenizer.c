@@ -50,6 +50,8 @@
 /* Ids at or above this are rejected as corrupt (the largest real vocabularies
  * have about 10^6 entries), so a bad file cannot make the id tables huge. */
 #define TOK_MAX_ID (1 << 24)
+/* Most regex pre-tokenizer stages in a Sequence. */
+#define TOK_MAX_STAGES 4
 /* Pieces longer than this are not cached. */
 #define CACHE_PIECE_MAX 64
 #define CACHE_SLOTS 65536
@@ -99,7 +101,11 @@ struct eng_tokenizer {
     uint8_t
         added_first[256]; /* 1 when a matchable (non-special) added token starts with the byte */
 
-    pcre2_code *re; /* pre-tokenizer; NULL = whole run is one piece */
+    /* Pre-tokenizer: regex splits applied in sequence, each to every piece of
+     * the previous one (Split, Digits, ByteLevel's own regex); none = the whole
+     * run is one piece. */
+    pcre2_code *re[TOK_MAX_STAGES];
+    int n_re;
 
     pthread_mutex_t cache_lock;
     tok_cache_entry *cache; /* [CACHE_SLOTS] */
@@ -413,12 +419,18 @@ static int tok_added_cmp(const void *x, const void *y) {
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* Appends a regex stage to the pre-tokenizer. */
 static bool tok_compile(eng_tokenizer *t, const char *pattern, const char *name, eng_error *err) {
     int ec;
     PCRE2_SIZE eo;
-    t->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &ec,
-                          &eo, NULL);
-    if (!t->re) {
+    if (t->n_re == TOK_MAX_STAGES) {
+        tok_set_err(err, BASE_ERR_UNSUPPORTED, "%s: more than %d pre-tokenizer splits", name,
+                    TOK_MAX_STAGES);
+        return false;
+    }
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                                   PCRE2_UTF | PCRE2_UCP, &ec, &eo, NULL);
+    if (!re) {
         PCRE2_UCHAR msg[160];
         pcre2_get_error_message(ec, msg, sizeof msg);
         tok_set_err(err, BASE_ERR_UNSUPPORTED, "%s: pre-tokenizer regex at offset %zu: %s", name,
@@ -426,7 +438,8 @@ static bool tok_compile(eng_tokenizer *t, const char *pattern, const char *name,
         return false;
     }
     /* Without JIT (e.g. a hardened kernel) the interpreter gives the same result. */
-    (void)pcre2_jit_compile(t->re, PCRE2_JIT_COMPLETE);
+    (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+    t->re[t->n_re++] = re;
     return true;
 }
 
@@ -449,10 +462,10 @@ static void tok_builder_init(tok_builder *b, eng_tokenizer *t, const char *name,
         b->u2b[cp] = (int16_t)tok_unicode_to_byte(cp);
 }
 
-/* Pre-tokenizer of tokenizer.json: Split(Regex, Isolated) and/or ByteLevel. */
+/* Pre-tokenizer of tokenizer.json: a Sequence (or one) of Split (Regex,
+ * Isolated), Digits and ByteLevel, each becoming a regex stage in order. */
 static bool tok_json_pretok(eng_tokenizer *t, const eng__json *pt, const char *name,
                             eng_error *err) {
-    const char *pattern = NULL;
     const eng__json *list = pt;
     size_t n = 1;
     const char *type = eng__json_str(eng__json_get(pt, "type"));
@@ -472,35 +485,36 @@ static bool tok_json_pretok(eng_tokenizer *t, const eng__json *pt, const char *n
             const eng__json *pat = eng__json_get(p, "pattern");
             const char *re = eng__json_str(eng__json_get(pat, "Regex"));
             const char *behavior = eng__json_str(eng__json_get(p, "behavior"));
-            if (!re || pattern || eng__json_bool(eng__json_get(p, "invert"), false) ||
+            if (!re || eng__json_bool(eng__json_get(p, "invert"), false) ||
                 (behavior && strcmp(behavior, "Isolated") != 0)) {
                 tok_set_err(err, BASE_ERR_UNSUPPORTED,
-                            "%s: only one Split pre-tokenizer with a Regex pattern and behavior "
-                            "Isolated is supported",
+                            "%s: Split pre-tokenizers need a Regex pattern, behavior Isolated "
+                            "and no invert",
                             name);
                 return false;
             }
-            pattern = re;
+            if (!tok_compile(t, re, name, err))
+                return false;
+        } else if (type && strcmp(type, "Digits") == 0) {
+            /* Hugging Face splits on char::is_numeric, i.e. \p{N}. */
+            bool one = eng__json_bool(eng__json_get(p, "individual_digits"), false);
+            if (!tok_compile(t, one ? "\\p{N}" : "\\p{N}+", name, err))
+                return false;
         } else if (type && strcmp(type, "ByteLevel") == 0) {
             if (eng__json_bool(eng__json_get(p, "add_prefix_space"), false)) {
                 tok_set_err(err, BASE_ERR_UNSUPPORTED, "%s: ByteLevel add_prefix_space", name);
                 return false;
             }
-            if (eng__json_bool(eng__json_get(p, "use_regex"), true)) {
-                if (pattern) {
-                    tok_set_err(err, BASE_ERR_UNSUPPORTED, "%s: Split then ByteLevel(use_regex)",
-                                name);
-                    return false;
-                }
-                pattern = TOK_GPT2_PATTERN;
-            }
+            if (eng__json_bool(eng__json_get(p, "use_regex"), true) &&
+                !tok_compile(t, TOK_GPT2_PATTERN, name, err))
+                return false;
         } else {
             tok_set_err(err, BASE_ERR_UNSUPPORTED, "%s: pre-tokenizer type %s not supported", name,
                         type ? type : "(none)");
             return false;
         }
     }
-    return !pattern || tok_compile(t, pattern, name, err);
+    return true;
 }
 
 static bool tok_json_normalizer(eng_tokenizer *t, const eng__json *nm, const char *name,
@@ -870,7 +884,8 @@ void eng_tokenizer_free(eng_tokenizer *t) {
         free(t->cache);
     }
     pthread_mutex_destroy(&t->cache_lock);
-    pcre2_code_free(t->re);
+    for (int i = 0; i < t->n_re; i++)
+        pcre2_code_free(t->re[i]);
     free(t->added);
     free(t->merge_keys);
     free(t->merge_rank);
@@ -909,7 +924,7 @@ typedef struct tok_scratch {
     int32_t *prev, *next; /* heap path: neighbour links, -1 = none */
     uint64_t *heap;       /* heap path: rank << 32 | position */
     size_t cap, heap_cap;
-    pcre2_match_data *md;
+    pcre2_match_data *md[TOK_MAX_STAGES]; /* per regex stage, created on first use */
 } tok_scratch;
 
 static bool tok_scratch_fit(tok_scratch *s, size_t n) {
@@ -1111,40 +1126,46 @@ static base_status tok_piece(eng_tokenizer *t, tok_scratch *s, const char *p, si
     return BASE_OK;
 }
 
-/* Pre-tokenizes one valid, normalised UTF-8 run and encodes its pieces. */
-static base_status tok_run(eng_tokenizer *t, tok_scratch *s, const char *p, size_t n, tok_out *o) {
-    if (!t->re)
+/* Splits p[0..n) with regex stage `stage` (matches and the gaps between them
+ * are pieces, Hugging Face's "Isolated"), passes every piece to the next
+ * stage, and BPE-encodes the pieces of the last one. */
+static base_status tok_run(eng_tokenizer *t, tok_scratch *s, int stage, const char *p, size_t n,
+                           tok_out *o) {
+    if (n == 0)
+        return BASE_OK;
+    if (stage == t->n_re)
         return tok_piece(t, s, p, n, o);
-    if (!s->md) {
-        s->md = pcre2_match_data_create_from_pattern(t->re, NULL);
-        if (!s->md)
+    pcre2_code *re = t->re[stage];
+    if (!s->md[stage]) {
+        s->md[stage] = pcre2_match_data_create_from_pattern(re, NULL);
+        if (!s->md[stage])
             return BASE_ERR_NOMEM;
     }
+    pcre2_match_data *md = s->md[stage];
     size_t at = 0, gap = 0;
     while (at < n) {
-        int rc = pcre2_match(t->re, (PCRE2_SPTR)p, n, at, PCRE2_NO_UTF_CHECK, s->md, NULL);
+        int rc = pcre2_match(re, (PCRE2_SPTR)p, n, at, PCRE2_NO_UTF_CHECK, md, NULL);
         if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
-            rc = pcre2_match(t->re, (PCRE2_SPTR)p, n, at, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, s->md,
-                             NULL);
+            rc = pcre2_match(re, (PCRE2_SPTR)p, n, at, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, md, NULL);
         if (rc == PCRE2_ERROR_NOMATCH)
             break;
         if (rc < 0)
             return BASE_ERR_RANGE; /* match limits: pathological input */
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(s->md);
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
         size_t ms = ov[0], me = ov[1];
         if (me == ms) { /* empty match: step one character */
             uint32_t cp;
             at = ms + base_utf8_decode(p + ms, n - ms, &cp);
             continue;
         }
-        base_status st = tok_piece(t, s, p + gap, ms - gap, o);
+        base_status st = tok_run(t, s, stage + 1, p + gap, ms - gap, o);
         if (st == BASE_OK)
-            st = tok_piece(t, s, p + ms, me - ms, o);
+            st = tok_run(t, s, stage + 1, p + ms, me - ms, o);
         if (st != BASE_OK)
             return st;
         at = gap = me;
     }
-    return tok_piece(t, s, p + gap, n - gap, o);
+    return tok_run(t, s, stage + 1, p + gap, n - gap, o);
 }
 
 /* Length of the valid UTF-8 prefix of s[0..n). */
@@ -1222,10 +1243,10 @@ static base_status tok_segment(eng_tokenizer *t, tok_scratch *s, const char *p, 
                 base_buf_init(&norm);
                 st = tok_nfc(p + i, v, &norm);
                 if (st == BASE_OK)
-                    st = tok_run(t, s, norm.data, norm.len, o);
+                    st = tok_run(t, s, 0, norm.data, norm.len, o);
                 base_buf_deinit(&norm);
             } else {
-                st = tok_run(t, s, p + i, v, o);
+                st = tok_run(t, s, 0, p + i, v, o);
             }
             if (st != BASE_OK)
                 return st;
@@ -1299,7 +1320,8 @@ base_status eng_tokenize(const eng_tokenizer *tc, const char *text, size_t len, 
     free(s.prev);
     free(s.next);
     free(s.heap);
-    pcre2_match_data_free(s.md);
+    for (int i = 0; i < TOK_MAX_STAGES; i++)
+        pcre2_match_data_free(s.md[i]);
     if (st != BASE_OK) {
         free(o.ids);
         *ids = NULL;

@@ -16,6 +16,7 @@
 const fs = require('fs');
 const path = require('path');
 const crypto = require('crypto');
+const os = require('os');
 const { execFileSync } = require('child_process');
 
 const REPO = path.resolve(__dirname, '..', '..');
@@ -224,7 +225,6 @@ async function run() {
   // The vocab.json + merges.txt (+ added_tokens.json, tokenizer_config.json)
   // form of the same tokenizer, as DreamTokenizer ships it, must give the
   // same ids.
-  const os = require('os');
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'infilld-tok-'));
   try {
     const j = JSON.parse(fs.readFileSync(path.join(tokDir, 'tokenizer.json'), 'utf8'));
@@ -248,6 +248,53 @@ async function run() {
     else console.log('vocab.json + merges.txt form: identical ids');
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
+  }
+
+  // Other pre-tokenizer shapes on the same vocabulary, against the reference
+  // loaded with the same change: an o200k-style Split (letter-case classes,
+  // marks, 1-3 digit groups) with ignore_merges, and a GPT-2-style Digits +
+  // ByteLevel(use_regex) without a normalizer.
+  const variants = [
+    ['o200k-style split (case classes, \\p{M}, \\p{N}{1,3}), ignore_merges', (j) => {
+      const c = "(?i:'s|'t|'re|'ve|'m|'ll|'d)?";
+      j.pre_tokenizer.pretokenizers[0].pattern.Regex =
+        '[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+' + c +
+        '|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*' + c +
+        '|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+';
+      j.model.ignore_merges = true;
+    }],
+    ['digits + ByteLevel(use_regex), no normalizer', (j) => {
+      j.normalizer = null;
+      j.pre_tokenizer = { type: 'Sequence', pretokenizers: [
+        { type: 'Digits', individual_digits: true },
+        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: true }] };
+    }],
+  ];
+  for (const [label, mutate] of variants) {
+    const vdir = fs.mkdtempSync(path.join(os.tmpdir(), 'infilld-tok-'));
+    try {
+      const j = JSON.parse(fs.readFileSync(path.join(tokDir, 'tokenizer.json'), 'utf8'));
+      mutate(j);
+      fs.writeFileSync(path.join(vdir, 'tokenizer.json'), JSON.stringify(j));
+      const vref = loadReference(path.join(vdir, 'tokenizer.json')).tok;
+      const got = execFileSync(driver, ['--tokenizer', vdir, '--jsonl'], { input, maxBuffer: 1 << 28 })
+        .toString()
+        .split('\n');
+      let diff = 0;
+      for (let i = 0; i < cases.length; i++) {
+        const want = (await vref.encode(cases[i].text, null, { addSpecialTokens: false })).getIds().join(' ');
+        if (got[i] !== want && ++diff <= 3) {
+          fail(`variant "${label}": ${cases[i].kind} #${i} differs: ours ${got[i].slice(0, 60)} vs ${want.slice(0, 60)}`);
+        }
+      }
+      let changed = 0;
+      for (let i = 0; i < cases.length; i++) changed += got[i] !== ours[i];
+      if (!changed) fail(`variant "${label}" gives the same ids as the original: not exercised`);
+      if (diff) fail(`variant "${label}": ${diff} strings differ`);
+      else console.log(`variant "${label}": identical ids (${changed} strings tokenized differently from the original)`);
+    } finally {
+      fs.rmSync(vdir, { recursive: true, force: true });
+    }
   }
 
   const langs = Object.keys(sn.byLang);
