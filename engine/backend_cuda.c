@@ -54,7 +54,7 @@ struct eng_backend {
     kcu_dtype embed_dt;
     float *norm;     /* dev (d) */
     kcu_weight head; /* (vocab, d); data == embed when tied and not FP8 */
-    void *dq;        /* dev scratch for FP8 dequantisation (largest matrix, BF16) */
+    size_t dq_bytes; /* FP8: per-context dequantisation scratch (largest matrix, BF16) */
     uint64_t weight_bytes;
     size_t stage_bytes; /* conversion stage size (load time only) */
     bool synthetic;
@@ -81,6 +81,8 @@ typedef struct eng__cu_host {
 
 struct eng_bctx {
     eng_backend *be;
+    kcu_ctx *k; /* own stream and cuBLAS handle: contexts may run on different threads */
+    void *dq;   /* dev FP8 dequantisation scratch (be->dq_bytes), NULL without FP8 */
     int max_batch, max_len;
     float *kc, *vc; /* dev [n_layer][max_batch][max_len][n_kv*hd] */
     float *x;       /* dev [R, d] residual stream */
@@ -108,9 +110,10 @@ struct eng_bctx {
 static size_t eng__cu_R(const eng_bctx *c) { return (size_t)c->max_batch * (size_t)c->max_len; }
 
 /* Logs the kernel module's error text and maps the status for the caller. */
-static base_status eng__cu_fail(eng_backend *be, base_status st, const char *what) {
-    BASE_LOGE(ENG__CU_MOD, "%s failed: %s (%s)", what, kcu_ctx_error(be->k), base_status_str(st));
-    if (kcu_ctx_lost(be->k)) {
+static base_status eng__cu_fail(eng_bctx *c, base_status st, const char *what) {
+    eng_backend *be = c->be;
+    BASE_LOGE(ENG__CU_MOD, "%s failed: %s (%s)", what, kcu_ctx_error(c->k), base_status_str(st));
+    if (kcu_ctx_lost(c->k)) {
         be->lost = true;
         BASE_LOGE(ENG__CU_MOD, "the CUDA device is lost; requests on it will fail");
     }
@@ -266,9 +269,8 @@ static base_status eng__cu_upload_all(eng_backend *be, const eng_weights *w, eng
         big = V * d;
     be->stage_bytes = (size_t)big * 4 + (size_t)big * 2;
     void *stage = NULL;
-    /* FP8 GEMMs of more than 16 rows dequantise into this (the LM head included). */
-    if (be->wdt == KCU_FP8 && (st = kcu_malloc(k, (size_t)big * 2, &be->dq)))
-        goto fail;
+    /* FP8 GEMMs of more than 16 rows dequantise into a per-context scratch. */
+    be->dq_bytes = be->wdt == KCU_FP8 ? (size_t)big * 2 : 0;
 
     be->layers = calloc((size_t)I->n_layer, sizeof *be->layers);
     if (!be->layers) {
@@ -428,7 +430,6 @@ static void eng__cu_free(eng_backend *be) {
         eng__cu_weight_free(be, &be->head);
     kcu_free(be->k, be->embed);
     kcu_free(be->k, be->norm);
-    kcu_free(be->k, be->dq);
     kcu_ctx_free(be->k);
     free(be);
 }
@@ -463,6 +464,12 @@ static eng_bctx *eng__cu_ctx_new(eng_backend *be, int max_batch, int max_len, en
     c->be = be;
     c->max_batch = max_batch;
     c->max_len = max_len;
+    c->k = kcu_ctx_new(0, msg, sizeof msg);
+    if (!c->k) {
+        eng__err(err, BASE_ERR_DEVICE, "cuda: context stream: %s", msg);
+        free(c);
+        return NULL;
+    }
     c->use_graphs = !getenv("INFILLD_CUDA_GRAPHS") || eng__cu_env_on("INFILLD_CUDA_GRAPHS");
     const size_t R = eng__cu_R(c);
     const size_t d = (size_t)I->d_model, hd = (size_t)I->head_dim;
@@ -472,7 +479,7 @@ static eng_bctx *eng__cu_ctx_new(eng_backend *be, int max_batch, int max_len, en
     if (ff > wide)
         wide = ff;
     const size_t as = kcu_dtype_size(be->adt);
-    kcu_ctx *k = be->k;
+    kcu_ctx *k = c->k;
     base_status st;
     if ((st = kcu_malloc(k, (size_t)I->n_layer * R * kv * 4, (void **)&c->kc)) ||
         (st = kcu_malloc(k, (size_t)I->n_layer * R * kv * 4, (void **)&c->vc)) ||
@@ -493,6 +500,7 @@ static eng_bctx *eng__cu_ctx_new(eng_backend *be, int max_batch, int max_len, en
         (st = kcu_malloc(k, HC * d * 4, (void **)&c->hrows)) ||
         (st = kcu_malloc(k, HC * d * as, &c->hn)) ||
         (st = kcu_malloc(k, HC * V * 4, (void **)&c->logits)) ||
+        (be->dq_bytes && (st = kcu_malloc(k, be->dq_bytes, &c->dq))) ||
         (st = kcu_host_alloc(k, R * 4, (void **)&c->h.tokens)) ||
         (st = kcu_host_alloc(k, R, (void **)&c->h.valid)) ||
         (st = kcu_host_alloc(k, R * 4, (void **)&c->h.head_rows)) ||
@@ -511,12 +519,12 @@ static eng_bctx *eng__cu_ctx_new(eng_backend *be, int max_batch, int max_len, en
 static void eng__cu_ctx_free(eng_bctx *c) {
     if (!c)
         return;
-    kcu_ctx *k = c->be->k;
+    kcu_ctx *k = c->k;
     for (int i = 0; i < ENG__CU_GRAPHS; i++)
         kcu_graph_free(c->graphs[i].g);
     void *dev[] = {c->kc,     c->vc,  c->x,         c->xn,    c->qkv,       c->gu,
                    c->tokens, c->pos, c->head_rows, c->valid, c->noise_pos, c->params,
-                   c->bias,   c->res, c->hrows,     c->hn,    c->logits};
+                   c->bias,   c->res, c->hrows,     c->hn,    c->logits,    c->dq};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         kcu_free(k, dev[i]);
     void *pin[] = {c->h.tokens, c->h.valid, c->h.head_rows, c->h.noise_pos,
@@ -524,6 +532,7 @@ static void eng__cu_ctx_free(eng_bctx *c) {
     for (size_t i = 0; i < sizeof pin / sizeof pin[0]; i++)
         kcu_host_free(k, pin[i]);
     free(c->full_valid);
+    kcu_ctx_free(k);
     free(c);
 }
 
@@ -552,7 +561,7 @@ static base_status eng__cu_layers(eng_bctx *c, int n_seq, int len, int win_start
                                   bool check_cancel) {
     eng_backend *be = c->be;
     const eng_model_info *I = &be->info;
-    kcu_ctx *k = be->k;
+    kcu_ctx *k = c->k;
     const int d = I->d_model, hd = I->head_dim, q = I->n_head * hd, kv = I->n_kv_head * hd;
     const int qkvw = q + 2 * kv, ff = I->d_ff;
     const int rows = n_seq * n_q;
@@ -570,17 +579,17 @@ static base_status eng__cu_layers(eng_bctx *c, int n_seq, int len, int win_start
         eng__cu_layer *L = &be->layers[l];
         float *kc = c->kc + (size_t)l * cache_layer, *vc = c->vc + (size_t)l * cache_layer;
         if ((st = kcu_rmsnorm(k, c->x, L->attn_norm, rows, d, I->rms_eps, c->xn, be->adt)) ||
-            (st = kcu_gemm(k, &L->wqkv, c->xn, rows, c->qkv, 0.0f, be->dq)) ||
+            (st = kcu_gemm(k, &L->wqkv, c->xn, rows, c->qkv, 0.0f, c->dq)) ||
             (L->bqkv && (st = kcu_bias_add(k, c->qkv, L->bqkv, rows, qkvw))) ||
             (st = kcu_rope(k, c->qkv, qkvw, c->pos, rows, I->n_head, hd, I->rope_theta)) ||
             (st = kcu_rope(k, c->qkv + q, qkvw, c->pos, rows, I->n_kv_head, hd, I->rope_theta)) ||
             (st = kcu_kv_store(k, &s, c->qkv, qkvw, q, q + kv, kc, vc)) ||
             (st = kcu_attention(k, &s, c->qkv, qkvw, kc, vc, c->valid, c->xn, be->adt)) ||
-            (st = kcu_gemm(k, &L->wo, c->xn, rows, c->x, 1.0f, be->dq)) ||
+            (st = kcu_gemm(k, &L->wo, c->xn, rows, c->x, 1.0f, c->dq)) ||
             (st = kcu_rmsnorm(k, c->x, L->ffn_norm, rows, d, I->rms_eps, c->xn, be->adt)) ||
-            (st = kcu_gemm(k, &L->wgu, c->xn, rows, c->gu, 0.0f, be->dq)) ||
+            (st = kcu_gemm(k, &L->wgu, c->xn, rows, c->gu, 0.0f, c->dq)) ||
             (st = kcu_swiglu(k, c->gu, rows, ff, c->xn, be->adt)) ||
-            (st = kcu_gemm(k, &L->wdown, c->xn, rows, c->x, 1.0f, be->dq)))
+            (st = kcu_gemm(k, &L->wdown, c->xn, rows, c->x, 1.0f, c->dq)))
             return st;
     }
     return BASE_OK;
@@ -590,11 +599,11 @@ static base_status eng__cu_layers(eng_bctx *c, int n_seq, int len, int win_start
 static base_status eng__cu_head(eng_bctx *c, int r0, int n) {
     eng_backend *be = c->be;
     const eng_model_info *I = &be->info;
-    kcu_ctx *k = be->k;
+    kcu_ctx *k = c->k;
     base_status st;
     if ((st = kcu_gather_rows(k, c->x, c->head_rows + r0, n, I->d_model, c->hrows)) ||
         (st = kcu_rmsnorm(k, c->hrows, be->norm, n, I->d_model, I->rms_eps, c->hn, be->adt)) ||
-        (st = kcu_gemm(k, &be->head, c->hn, n, c->logits, 0.0f, be->dq)))
+        (st = kcu_gemm(k, &be->head, c->hn, n, c->logits, 0.0f, c->dq)))
         return st;
     return BASE_OK;
 }
@@ -602,7 +611,7 @@ static base_status eng__cu_head(eng_bctx *c, int r0, int n) {
 /* Everything a step issues after its inputs are packed: capturable. */
 static base_status eng__cu_step_program(eng_bctx *c, const eng__cuda_plan *p) {
     eng_backend *be = c->be;
-    kcu_ctx *k = be->k;
+    kcu_ctx *k = c->k;
     base_status st;
     if ((st = kcu_upload_async(k, c->head_rows, c->h.head_rows, (size_t)p->n_head_rows * 4)) ||
         (st = kcu_upload_async(k, c->noise_pos, c->h.noise_pos, (size_t)p->n_head_rows * 4)) ||
@@ -706,7 +715,7 @@ static base_status eng__cu_step(eng_bctx *c, const eng_batch *batch, const eng_s
         c->h.bias[i].bias = s->bias[i].bias;
     }
 
-    kcu_ctx *k = be->k;
+    kcu_ctx *k = c->k;
     if (c->use_graphs) {
         eng__cuda_graph_key key;
         memset(&key, 0, sizeof key);
@@ -719,25 +728,25 @@ static base_status eng__cu_step(eng_bctx *c, const eng_batch *batch, const eng_s
         if (!g) {
             g = eng__cu_graph_slot(c);
             if ((st = kcu_graph_begin(k)))
-                return eng__cu_fail(be, st, "graph capture");
+                return eng__cu_fail(c, st, "graph capture");
             base_status pst = eng__cu_step_program(c, &p);
             kcu_graph *ng = NULL;
             st = kcu_graph_end(k, &ng);
             if (pst || st) {
                 kcu_graph_free(ng);
-                return eng__cu_fail(be, pst ? pst : st, "step capture");
+                return eng__cu_fail(c, pst ? pst : st, "step capture");
             }
             g->g = ng;
             g->key = key;
         }
         g->used = ++c->stamp;
         if ((st = kcu_graph_launch(k, g->g)))
-            return eng__cu_fail(be, st, "step");
+            return eng__cu_fail(c, st, "step");
     } else if ((st = eng__cu_step_program(c, &p))) {
-        return eng__cu_fail(be, st, "step");
+        return eng__cu_fail(c, st, "step");
     }
     if ((st = kcu_sync(k)))
-        return eng__cu_fail(be, st, "step");
+        return eng__cu_fail(c, st, "step");
     if (req->mode == ENG_STEP_FULL)
         eng__cu_remember_layout(c, batch);
     for (int j = 0; j < req->n_pos; j++) {
@@ -759,7 +768,7 @@ static base_status eng__cu_forward(eng_bctx *c, const eng_batch *batch, const in
     const int len = batch->len, V = be->info.vocab_size;
     if (n_rows > batch->n_seq * len)
         return BASE_ERR_RANGE;
-    kcu_ctx *k = be->k;
+    kcu_ctx *k = c->k;
     eng__cu_pack(c, batch, 0, len);
     for (int i = 0; i < n_rows; i++) /* full window: window row == canvas row */
         c->h.head_rows[i] = batch->valid && !batch->valid[rows[i]] ? -1 : rows[i];
@@ -771,16 +780,16 @@ static base_status eng__cu_forward(eng_bctx *c, const eng_batch *batch, const in
             kcu_sync(k);
             return st;
         }
-        return eng__cu_fail(be, st, "forward");
+        return eng__cu_fail(c, st, "forward");
     }
     for (int r0 = 0; r0 < n_rows; r0 += ENG__CU_HEAD_CHUNK) {
         int n = n_rows - r0 < ENG__CU_HEAD_CHUNK ? n_rows - r0 : ENG__CU_HEAD_CHUNK;
         if ((st = eng__cu_head(c, r0, n)) ||
             (st = kcu_download(k, logits + (size_t)r0 * V, c->logits, (size_t)n * V * 4)))
-            return eng__cu_fail(be, st, "forward");
+            return eng__cu_fail(c, st, "forward");
     }
     if ((st = kcu_sync(k)))
-        return eng__cu_fail(be, st, "forward");
+        return eng__cu_fail(c, st, "forward");
     eng__cu_remember_layout(c, batch);
     return BASE_OK;
 }
