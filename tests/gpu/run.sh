@@ -14,6 +14,7 @@
 #   test_*      test_cuda_plan, test_gpu_kernels, test_gpu_parity (tiny, 0.5B);
 #               parity-harness runs the parity harness CPU against CPU
 #   bench-*     bench_cuda on synthetic dream-7b (+ FP8) and open-dcoder-0.5b
+#   memcheck-kernels  test_gpu_kernels under compute-sanitizer (GPU runs only)
 # and OUTDIR/results.json sums them up. Exit 0 when every step passed.
 #
 # --dry-run (a machine without a GPU): builds from source as well (to check the
@@ -152,6 +153,12 @@ step test_gpu_parity_0.5b 240 "$BIN/test_gpu_parity" "$M/open-dcoder-0.5b"
 step bench-dream-7b 240 "$BIN/bench_cuda" --shape dream-7b --fp8 --json "$OUT/bench-dream-7b.json"
 step bench-open-dcoder-0.5b 120 "$BIN/bench_cuda" --shape open-dcoder-0.5b \
     --json "$OUT/bench-open-dcoder-0.5b.json"
+# Out-of-bounds and race checks of every kernel, when the toolkit has the tool
+# (informational if it runs out of time).
+if [ $DRY = 0 ] && command -v compute-sanitizer >/dev/null 2>&1; then
+    step memcheck-kernels 90 compute-sanitizer --tool memcheck --error-exitcode 3 \
+        "$BIN/test_gpu_kernels"
+fi
 
 # ---- summary ------------------------------------------------------------------------
 DRY=$DRY OUT=$OUT T0=$T0 $PY - <<'PYEOF'
@@ -165,6 +172,8 @@ for line in open(os.path.join(out, "steps.tsv")):
     status = "pass" if rc == 0 else "skip" if rc == 77 else "fail"
     if name == "probe-carried" and not dry and rc != 0:
         status = "info"  # a failed probe only selects the source build
+    if name == "memcheck-kernels" and rc in (124, 137):
+        status = "info"  # ran out of time: no verdict
     if status == "fail" or (status == "skip" and not dry) or (dry and gpu_steps.match(name) and rc != 77):
         ok = False
     steps.append({"name": name, "rc": rc, "seconds": float(secs), "status": status,
