@@ -121,9 +121,16 @@ static bool lsp__parse_header(lsp_framer *f, const char *h, size_t n, lsp_frame 
             vl--;
         if (nl == 14 && lsp__ieq_prefix(line, nl, "content-length")) {
             char num[32];
-            bool ok = vl > 0 && vl < 21;
+            bool ok = vl > 0;
             for (size_t k = 0; ok && k < vl; k++)
                 ok = isdigit((unsigned char)v[k]) != 0;
+            if (ok && vl >= 20) {
+                snprintf(out->error, sizeof(out->error), "invalid Content-Length '%.*s': too big",
+                         (int)BASE_MIN(vl, 40), v);
+                out->kind = LSP_FRAME_ERROR;
+                out->status = BASE_ERR_PARSE;
+                return false;
+            }
             if (!ok) {
                 snprintf(out->error, sizeof(out->error),
                          "invalid Content-Length '%.*s': not a non-negative decimal number",

@@ -1510,7 +1510,7 @@ static void lsp__request_in(lsp_server *s, const char *m, json_t *id, json_t *pa
 
 static void lsp__dispatch(lsp_server *s, const char *body, size_t len) {
     json_error_t jerr;
-    json_t *msg = json_loadb(body, len, 0, &jerr);
+    json_t *msg = json_loadb(body, len, JSON_DECODE_ANY, &jerr);
     if (!msg) {
         lsp__error(s, NULL, LSP__PARSE_ERROR, "parse error: %s (line %d, column %d)", jerr.text,
                    jerr.line, jerr.column);
