@@ -187,6 +187,9 @@ static base_status eng__cu_weight_fill(eng_backend *be, kcu_weight *w, const eng
     }
     if (st)
         return st;
+    if (r0 != w->rows)
+        return eng__err(err, BASE_ERR_MODEL, "%s: %lld rows where %lld are needed",
+                        src[0]->name ? src[0]->name : "tensor", (long long)r0, (long long)w->rows);
     if (be->wdt == KCU_FP8) {
         /* Stack the sources in BF16 in the stage, then quantise per row. */
         if (!stage && (st = kcu_malloc(k, be->stage_bytes, stagep)))
