@@ -9,6 +9,8 @@ Families (see docs MODELS.md section 1):
                tokenizer's added token <M> (151665), not a config field.
   llada        LLaDAModelLM / "llada": OLMo tensor names and config keys, no biases,
                untied output matrix, mask id in config.json (<|mdm_mask|> 151665).
+  qwen2-ar     an ordinary autoregressive Qwen2.5 directory (Open-dCoder's layout with
+               no mask token), which infilld must reject as autoregressive.
 
 Output directory contents: config.json, generation_config.json, model.safetensors (or
 model-0000X-of-0000N.safetensors + model.safetensors.index.json), tokenizer.json (the
@@ -55,11 +57,13 @@ QWEN3_EXTRA_IDS = (151665, 151666, 151667, 151668)
 KA_BASE = 1000
 KA_STRIDE = 37
 
-FAMILIES = ("dream", "dreamon", "open-dcoder", "llada")
+FAMILIES = ("dream", "dreamon", "open-dcoder", "llada", "qwen2-ar")
 
 
 def family_tokens(family):
     """The family's added tokens (id, content) that replace Qwen3's 151665..151668."""
+    if family == "qwen2-ar":
+        return []
     if family == "dream":
         return [(151665, "<|beginoftext|>"), (151666, "<|mask|>")]
     if family == "dreamon":
@@ -72,7 +76,8 @@ def family_tokens(family):
 
 
 def family_mask_id(family):
-    return {"dream": 151666, "dreamon": 151666, "open-dcoder": 151665, "llada": 151665}[family]
+    """None for qwen2-ar, which has no mask token."""
+    return {"dream": 151666, "dreamon": 151666, "open-dcoder": 151665, "llada": 151665}.get(family)
 
 
 def ka_expected(kind, token, hidden):
@@ -400,7 +405,7 @@ def make_config(args, s, tied):
         }
         if fam == "dreamon":
             cfg["expand_token_id"] = 151667
-    elif fam == "open-dcoder":
+    elif fam in ("open-dcoder", "qwen2-ar"):
         cfg = {
             "architectures": ["Qwen2ForCausalLM"],
             "attention_dropout": 0.0,
@@ -550,7 +555,7 @@ def make_tokenizer_config(tok, family):
         entry = dict(a)
         del entry["id"]
         decoder[str(a["id"])] = entry
-    mask = dict(family_tokens(family))[family_mask_id(family)]
+    mask = dict(family_tokens(family)).get(family_mask_id(family))
     cfg = {
         "add_bos_token": False,
         "add_prefix_space": False,
@@ -572,7 +577,11 @@ def make_tokenizer_config(tok, family):
         cfg["auto_map"] = {"AutoTokenizer": ["tokenization_dream.DreamTokenizer", None]}
     if family == "dreamon":
         cfg["expand_token"] = "<|expand|>"
-    specials = {"eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>", "mask_token": mask}
+    if mask is None:
+        del cfg["mask_token"]
+    specials = {"eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"}
+    if mask:
+        specials["mask_token"] = mask
     if cfg["bos_token"]:
         specials["bos_token"] = cfg["bos_token"]
     return cfg, specials
@@ -627,12 +636,12 @@ def main(argv):
     if args.family in ("dream", "dreamon") and s.head_dim * s.heads != s.hidden:
         raise SystemExit("mkcheckpoint: Dream computes head_dim = hidden/heads; "
                          "--head-dim must equal hidden/heads")
-    top_special = max(tid for tid, _ in family_tokens(args.family))
+    top_special = max([tid for tid, _ in family_tokens(args.family)] + [ENDOFTEXT])
     if s.vocab <= top_special:
         raise SystemExit("mkcheckpoint: --vocab must exceed the largest special id %d" % top_special)
     if args.peaked and args.known_answer:
         raise SystemExit("mkcheckpoint: --peaked and --known-answer exclude each other")
-    tied = {"yes": True, "no": False, "auto": args.family == "open-dcoder"}[args.tied]
+    tied = {"yes": True, "no": False, "auto": args.family in ("open-dcoder", "qwen2-ar")}[args.tied]
 
     if not os.path.exists(args.tokenizer):
         raise SystemExit(

@@ -173,6 +173,14 @@ CASES = {
         TOKENS_13,
         "window",
     ),
+    # An ordinary autoregressive Qwen2.5 directory (no mask token) is refused with a
+    # message that says so.
+    "reject_autoregressive_qwen2": (
+        "--family qwen2-ar --layers 1 --hidden 32 --heads 2 --kv-heads 1 --ffn 48 "
+        "--dtype bf16 --seed 58",
+        [1, 2, 3],
+        "reject",
+    ),
     # eng_noise_uniform against reference.noise_uniform (no checkpoint).
     "noise": (None, None, "noise"),
 }
@@ -227,6 +235,8 @@ def check_case(args, name):
     model = ensure_checkpoint(args.work, name, gen_args)
     if kind == "padded":
         return check_padded(args.golden_engine, args.work, name, model, tokens)
+    if kind == "reject":
+        return check_reject(args.infilld, args.work, name, model, tokens)
     if kind == "window":
         return check_window(args.golden_engine, name, model, tokens)
     if kind in ("shift", "step"):
@@ -328,6 +338,19 @@ def check_step(tool, name, model, tokens, kind):
     if not ok:
         print("FAIL %s: step disagrees with the reference" % name)
     return ok
+
+
+def check_reject(infilld, work, name, model, tokens):
+    out = os.path.join(work, name + ".logits.f32")
+    cmd = [infilld, "logits", "--model", model, "--tokens", ",".join(map(str, tokens)),
+           "--out", out]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    msg = p.stderr.decode(errors="replace")
+    print("%s: exit %d: %s" % (name, p.returncode, msg.strip()))
+    if p.returncode == 0 or "autoregressive" not in msg:
+        print("FAIL %s: expected a refusal naming an autoregressive model" % name)
+        return False
+    return True
 
 
 def compare_steps(name, label, lines, rows, positions, row_of):
