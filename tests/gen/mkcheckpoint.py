@@ -403,8 +403,6 @@ def make_config(args, s, tied):
             "use_sliding_window": False,
             "vocab_size": s.vocab,
         }
-        if fam == "dreamon":
-            cfg["expand_token_id"] = 151667
     elif fam in ("open-dcoder", "qwen2-ar"):
         cfg = {
             "architectures": ["Qwen2ForCausalLM"],
@@ -575,8 +573,6 @@ def make_tokenizer_config(tok, family):
         cfg["bos_token"] = "<|beginoftext|>"
         cfg["tokenizer_class"] = "DreamTokenizer"
         cfg["auto_map"] = {"AutoTokenizer": ["tokenization_dream.DreamTokenizer", None]}
-    if family == "dreamon":
-        cfg["expand_token"] = "<|expand|>"
     if mask is None:
         del cfg["mask_token"]
     specials = {"eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"}
