@@ -7,7 +7,9 @@
  *   2. each remaining segment is split into maximal valid UTF-8 runs and
  *      invalid bytes; an invalid byte becomes its own byte-level token;
  *   3. a valid run is NFC-normalised (utf8proc) and split by the pre-tokenizer
- *      regex (PCRE2, UTF + UCP, JIT) into pieces, gaps kept ("Isolated");
+ *      regexes (PCRE2, UTF + UCP, JIT; one stage per Split, Digits or
+ *      ByteLevel(use_regex) entry, in order) into pieces, gaps kept
+ *      ("Isolated");
  *   4. each piece is BPE-merged over raw bytes: vocabulary strings are mapped
  *      back from the GPT-2 byte↔unicode alphabet at load time, so no byte-level
  *      string is ever built while encoding.
@@ -98,8 +100,8 @@ struct eng_tokenizer {
 
     tok_added *added; /* [n_added], longest content first */
     size_t n_added;
-    uint8_t
-        added_first[256]; /* 1 when a matchable (non-special) added token starts with the byte */
+    /* 1 when a matchable (non-special) added token starts with the byte */
+    uint8_t added_first[256];
 
     /* Pre-tokenizer: regex splits applied in sequence, each to every piece of
      * the previous one (Split, Digits, ByteLevel's own regex); none = the whole
@@ -108,8 +110,7 @@ struct eng_tokenizer {
     int n_re;
 
     pthread_mutex_t cache_lock;
-    tok_cache_entry *cache; /* [CACHE_SLOTS] */
-    size_t cache_used;
+    tok_cache_entry *cache; /* [CACHE_SLOTS], direct-mapped by piece hash */
 };
 
 /* ---- GPT-2 byte-level alphabet ---------------------------------------------
