@@ -150,6 +150,12 @@ CASES = {
         TOKENS_11,
         "shift",
     ),
+    "shift_known_open_dcoder": (
+        "--family open-dcoder --layers 1 --hidden 64 --heads 2 --kv-heads 1 --ffn 96 "
+        "--dtype bf16 --known-answer identity --seed 59",
+        TOKENS_15,
+        "shift",
+    ),
     # eng_step on a random tied model: token = argmax of the shifted reference rows,
     # prob = its softmax probability.
     "step_open_dcoder": (
