@@ -78,7 +78,9 @@ fi
 # ---- environment ---------------------------------------------------------------
 env_info() {
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "commit: $(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
+    # the device's copy of the tree may have no .git: then the carry's commit
+    echo "commit: $(git -C "$ROOT" rev-parse HEAD 2>/dev/null ||
+        sed -n 's/^commit //p' "$CARRY/MANIFEST" 2>/dev/null || echo unknown)"
     echo "carry: $(tr '\n' ';' <"$CARRY/MANIFEST" 2>/dev/null)"
     echo "uname: $(uname -a)"
     echo "glibc: $(ldd --version 2>/dev/null | head -1)"
