@@ -93,7 +93,8 @@ void eng_tokenizer_free(eng_tokenizer *t);
 /* Encodes user text as plain text: strings that spell special tokens are NOT
  * turned into special ids (HF split_special_tokens=True). Invalid UTF-8 bytes
  * are encoded through their byte-level tokens. Writes ids into a malloc'ed
- * array owned by the caller. */
+ * array owned by the caller. Thread-safe, like eng_detokenize: a loaded
+ * tokenizer may be used from several threads at once. */
 base_status eng_tokenize(const eng_tokenizer *t, const char *text, size_t len, int32_t **ids,
                          size_t *n_ids);
 /* Decodes ids to bytes (exact byte-level decoding). Special tokens are written
