@@ -394,6 +394,9 @@ enum {
     IFL__N_BLOCK = 128,
     IFL__LINES_STATEMENT = 12,
     IFL__LINES_BLOCK = 32,
+    /* Validation parses only the window around the hole when that skips at
+     * least this many bytes of the file. */
+    IFL__WINDOW_MIN_SAVING = 16 * 1024,
 };
 
 /* Estimated tokens of n bytes of code: 3.5 bytes per token, rounded up. */
@@ -665,46 +668,13 @@ typedef enum ifl__lexstate {
     IFL__LX_TSQ,
 } ifl__lexstate;
 
-/* Where the unmatched brackets are: per kind, a stack of open positions
- * and the first closer without an opener. Offsets count from `base`. */
-typedef struct ifl__lexrec {
-    size_t base;
-    size_t *open[3];
-    size_t n_open[3], cap_open[3];
-    size_t first_stray_close[3]; /* SIZE_MAX: none */
-    bool oom;
-} ifl__lexrec;
-
 typedef struct ifl__lex {
     ifl__lexstate st;
     long bal[3]; /* () [] {} */
     char prev;
-    ifl__lexrec *rec; /* optional */
 } ifl__lex;
 
-static void ifl__lex_bracket(ifl__lex *lx, int k, bool open, size_t pos) {
-    lx->bal[k] += open ? 1 : -1;
-    ifl__lexrec *r = lx->rec;
-    if (!r)
-        return;
-    if (open) {
-        if (r->n_open[k] == r->cap_open[k]) {
-            size_t cap = r->cap_open[k] ? 2 * r->cap_open[k] : 64;
-            size_t *v = realloc(r->open[k], cap * sizeof(*v));
-            if (!v) {
-                r->oom = true;
-                return;
-            }
-            r->open[k] = v;
-            r->cap_open[k] = cap;
-        }
-        r->open[k][r->n_open[k]++] = r->base + pos;
-    } else if (r->n_open[k] > 0) {
-        r->n_open[k]--;
-    } else if (r->first_stray_close[k] == SIZE_MAX) {
-        r->first_stray_close[k] = r->base + pos;
-    }
-}
+static void ifl__lex_bracket(ifl__lex *lx, int k, bool open) { lx->bal[k] += open ? 1 : -1; }
 
 static bool ifl__at(const char *s, size_t n, size_t i, const char *w) {
     size_t k = strlen(w);
@@ -733,11 +703,11 @@ static void ifl__lex_run(const ifl__lexdef *d, ifl__lex *lx, const char *s, size
             } else if (c == '`' && d->backtick) {
                 lx->st = IFL__LX_BT;
             } else if ((c == '(' || c == ')') && d->parens) {
-                ifl__lex_bracket(lx, 0, c == '(', i);
+                ifl__lex_bracket(lx, 0, c == '(');
             } else if (c == '[' || c == ']') {
-                ifl__lex_bracket(lx, 1, c == '[', i);
+                ifl__lex_bracket(lx, 1, c == '[');
             } else if (c == '{' || c == '}') {
-                ifl__lex_bracket(lx, 2, c == '{', i);
+                ifl__lex_bracket(lx, 2, c == '{');
             }
             break;
         case IFL__LX_LINE_COMMENT:
@@ -781,46 +751,57 @@ static void ifl__lex_run(const ifl__lexdef *d, ifl__lex *lx, const char *s, size
 
 /* ---- validation ---------------------------------------------------------------- */
 
-/* Is an unmatched bracket of kind k of the text with the hole [hs, he) left
- * empty inside the top-level region around the hole (from the last line
- * starting in column 0 before the hole to the next one after it)? Such an
- * imbalance is the hole's to fix; one elsewhere belongs to other code. */
-static bool ifl__unmatched_near(const ifl__lexdef *d, const char *s, size_t len, size_t hs,
-                                size_t he, int k) {
-    ifl__lexrec rec;
-    memset(&rec, 0, sizeof(rec));
-    for (int i = 0; i < 3; i++)
-        rec.first_stray_close[i] = SIZE_MAX;
-    ifl__lex lx = {.rec = &rec};
-    ifl__lex_run(d, &lx, s, hs);
-    rec.base = hs; /* suffix offsets in hole-empty coordinates */
-    ifl__lex_run(d, &lx, s + he, len - he);
-    bool near = false;
+/* A line that starts a top-level construct: code in column 0 that is not a
+ * closer ("}", "end"), a block brace or a comment. */
+static bool ifl__toplevel_line(const char *s, size_t len, size_t ls) {
+    if (ls >= len || ifl__is_ws(s[ls]) || s[ls] == '\n' || strchr("#{/*-", s[ls]))
+        return false;
+    return !ifl__closer_line_at(s, len, ls);
+}
+
+/* The window validation looks at: from the last top-level line before the
+ * hole's line to the next one after it (or the file's ends). An imbalance
+ * or error inside it is the hole's to keep or fix; one elsewhere belongs to
+ * other code. */
+static void ifl__window(const char *s, size_t len, size_t hs, size_t he, size_t *ws, size_t *we) {
     size_t rs = ifl__line_start(s, hs);
     while (rs > 0) {
-        size_t p = ifl__line_start(s, rs - 1);
-        rs = p;
-        if (p < len && !ifl__is_ws(s[p]) && s[p] != '\n' && !ifl__closer_line_at(s, len, p))
+        rs = ifl__line_start(s, rs - 1);
+        if (ifl__toplevel_line(s, len, rs))
             break;
     }
-    size_t re = len - (he - hs);
+    *ws = rs;
+    *we = len;
     for (size_t i = he; i < len; i++)
-        if (s[i] == '\n' && i + 1 < len && !ifl__is_ws(s[i + 1]) && s[i + 1] != '\n' &&
-            !ifl__closer_line_at(s, len, i + 1)) {
-            re = i + 1 - (he - hs);
+        if (s[i] == '\n' && ifl__toplevel_line(s, len, i + 1)) {
+            *we = i + 1;
             break;
         }
-    if (!rec.oom) {
-        size_t u = rec.first_stray_close[k];
-        if (u != SIZE_MAX && u >= rs && u < re)
-            near = true;
-        for (size_t i = 0; i < rec.n_open[k] && !near; i++)
-            if (rec.open[k][i] >= rs && rec.open[k][i] < re)
-                near = true;
-    }
-    for (int i = 0; i < 3; i++)
-        free(rec.open[i]);
-    return near;
+}
+
+/* Parses the window [ws, we) of s with [hs, he) replaced by ins from
+ * scratch and counts its syntax errors (and those inside ins). */
+static base_status ifl__errors_window(ifl_tree *t, const char *s, size_t ws, size_t we, size_t hs,
+                                      size_t he, const char *ins, size_t ins_len, size_t *errors,
+                                      size_t *inside) {
+    size_t nlen = (hs - ws) + ins_len + (we - he);
+    if (nlen > UINT32_MAX)
+        return BASE_ERR_TOO_LARGE;
+    char *buf = malloc(nlen + 1);
+    if (!buf)
+        return BASE_ERR_NOMEM;
+    memcpy(buf, s + ws, hs - ws);
+    if (ins_len)
+        memcpy(buf + (hs - ws), ins, ins_len);
+    memcpy(buf + (hs - ws) + ins_len, s + he, we - he);
+    buf[nlen] = 0;
+    TSTree *nt = ts_parser_parse_string(t->parser, NULL, buf, (uint32_t)nlen);
+    free(buf);
+    if (!nt)
+        return BASE_ERR_NOMEM;
+    *errors = ifl__count_errors_in(ts_tree_root_node(nt), hs - ws, hs - ws + ins_len, inside);
+    ts_tree_delete(nt);
+    return BASE_OK;
 }
 
 /* Parses text with [hs, he) replaced by ins, incrementally from t's tree,
@@ -887,12 +868,24 @@ static base_status ifl__validate(ifl_tree *t, const char *s, size_t len, size_t 
     if (ifl__blank(cand, 0, cl))
         return BASE_ERR_PARSE;
     size_t base_err = 0, cand_err = 0, inside = 0;
-    if (hs == he)
-        base_err = ifl_tree_error_count(t, s, len);
-    else if ((st = ifl__errors_with(t, s, len, hs, he, "", 0, &base_err, NULL)) != BASE_OK)
-        return st;
-    if ((st = ifl__errors_with(t, s, len, hs, he, cand, cl, &cand_err, &inside)) != BASE_OK)
-        return st;
+    size_t ws = 0, we = len;
+    ifl__window(s, len, hs, he, &ws, &we);
+    if (len - (we - ws) >= IFL__WINDOW_MIN_SAVING) {
+        /* A large file: parsing the window from scratch beats an incremental
+         * reparse of the whole file (grammars whose external scanners hold
+         * state, such as Python's strings, reuse little after an edit). */
+        if ((st = ifl__errors_window(t, s, ws, we, hs, he, "", 0, &base_err, NULL)) != BASE_OK ||
+            (st = ifl__errors_window(t, s, ws, we, hs, he, cand, cl, &cand_err, &inside)) !=
+                BASE_OK)
+            return st;
+    } else {
+        if (hs == he)
+            base_err = ifl_tree_error_count(t, s, len);
+        else if ((st = ifl__errors_with(t, s, len, hs, he, "", 0, &base_err, NULL)) != BASE_OK)
+            return st;
+        if ((st = ifl__errors_with(t, s, len, hs, he, cand, cl, &cand_err, &inside)) != BASE_OK)
+            return st;
+    }
     /* More errors than without the candidate, or as many but now inside the
      * candidate's own text (it replaced an error with another). */
     if (cand_err > base_err || (inside > 0 && cand_err >= base_err)) {
@@ -900,25 +893,25 @@ static base_status ifl__validate(ifl_tree *t, const char *s, size_t len, size_t 
                   cand_err, inside, base_err);
         return BASE_ERR_PARSE;
     }
-    /* Brackets, per kind: the candidate may close brackets the document
-     * leaves open (or open ones it closes too often), but the balance must
-     * stay between zero and its value without the candidate. */
+    /* Brackets, per kind, within the window: the candidate may close
+     * brackets the window leaves open (or open ones it closes too often), but
+     * the balance must stay between zero and its value without the
+     * candidate, and an imbalance must not stay as it is (the candidate is
+     * the missing part). */
     const ifl__lexdef *d = ifl__lexdef_for(t->lang);
     if (d) {
         ifl__lex pre = {0}, empty, with;
-        ifl__lex_run(d, &pre, s, hs);
+        ifl__lex_run(d, &pre, s + ws, hs - ws);
         empty = pre;
-        ifl__lex_run(d, &empty, s + he, len - he);
+        ifl__lex_run(d, &empty, s + he, we - he);
         with = pre;
         ifl__lex_run(d, &with, cand, cl);
-        ifl__lex_run(d, &with, s + he, len - he);
+        ifl__lex_run(d, &with, s + he, we - he);
         for (int k = 0; k < 3; k++) {
             long b0 = empty.bal[k], b1 = with.bal[k];
             bool bad = b0 >= 0 ? (b1 < 0 || b1 > b0) : (b1 > 0 || b1 < b0);
-            /* An imbalance next to the hole that the candidate leaves as it
-             * is: the candidate is missing the bracket. */
-            if (!bad && b1 == b0 && b0 != 0)
-                bad = ifl__unmatched_near(d, s, len, hs, he, k);
+            if (b1 == b0 && b0 != 0)
+                bad = true;
             if (bad) {
                 BASE_LOGD(IFL__MOD, "candidate rejected: bracket balance %ld -> %ld", b0, b1);
                 return BASE_ERR_PARSE;

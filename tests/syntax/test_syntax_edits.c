@@ -11,7 +11,7 @@
 #include <string.h>
 
 int main(int argc, char **argv) {
-    int rounds = argc > 1 ? atoi(argv[1]) : 150;
+    int rounds = argc > 1 ? atoi(argv[1]) : 100;
     base_log_set_level(BASE_LOG_WARN);
     size_t total = 0;
     for (size_t i = 0; i < syntax_edits_nseeds; i++) {

@@ -1,0 +1,160 @@
+/* bench_syntax: span location + validation of one candidate, and incremental
+ * reparse after a one-character edit, on generated 5,000-line files (Python
+ * with and without comments, C). Prints p50/p90/max in milliseconds of thread
+ * CPU time (the machine is shared; wall time is noisier); no assertions (see
+ * docs/perf/syntax.md). */
+#define _POSIX_C_SOURCE 200809L
+#include "syntax.h"
+
+#include <time.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void report(const char *what, double *v, size_t n) {
+    qsort(v, n, sizeof(*v), cmp_double);
+    printf("%-44s p50 %.3f ms  p90 %.3f ms  max %.3f ms  (n=%zu)\n", what, v[n / 2],
+           v[(n * 9) / 10], v[n - 1], n);
+}
+
+/* 5,000 lines: functions of 10 lines each, with an empty line in each body
+ * where the cursor goes. */
+static char *gen_python(size_t *len, size_t *cursors, size_t *nc, bool comments) {
+    base_buf b;
+    base_buf_init(&b);
+    *nc = 0;
+    for (int f = 0; f < 500; f++) {
+        base_buf_printf(&b, "def func_%d(xs, limit=%d):\n", f, f);
+        base_buf_printf(&b, "    \"\"\"Sum the items of xs below limit.\"\"\"\n");
+        base_buf_printf(&b, "    total = 0\n");
+        base_buf_printf(&b, "    for x in xs:\n");
+        base_buf_printf(&b, "        if x < limit:%s\n", comments ? "  # keep small ones" : "");
+        base_buf_printf(&b, "            total += x * %d\n", f % 7);
+        base_buf_printf(&b, "    ");
+        cursors[(*nc)++] = b.len;
+        base_buf_printf(&b, "\n");
+        base_buf_printf(&b, "    return [total, len(xs), {'f': %d}]\n", f);
+        base_buf_printf(&b, "\n\n");
+    }
+    return base_buf_steal(&b, len);
+}
+
+static char *gen_c(size_t *len, size_t *cursors, size_t *nc) {
+    base_buf b;
+    base_buf_init(&b);
+    *nc = 0;
+    for (int f = 0; f < 500; f++) {
+        base_buf_printf(&b, "static int func_%d(const int *xs, int n) {\n", f);
+        base_buf_printf(&b, "    int total = 0; /* running sum */\n");
+        base_buf_printf(&b, "    for (int i = 0; i < n; i++) {\n");
+        base_buf_printf(&b, "        if (xs[i] < %d)\n", f);
+        base_buf_printf(&b, "            total += xs[i] * %d;\n", f % 7);
+        base_buf_printf(&b, "    }\n");
+        base_buf_printf(&b, "    ");
+        cursors[(*nc)++] = b.len;
+        base_buf_printf(&b, "\n");
+        base_buf_printf(&b, "    return total;\n");
+        base_buf_printf(&b, "}\n\n");
+    }
+    return base_buf_steal(&b, len);
+}
+
+static void bench(const char *lang, const char *name, char *text, size_t len, const size_t *cursors,
+                  size_t nc, const char *cand) {
+    ifl_tree *t = ifl_tree_new(lang, NULL);
+    if (!t)
+        return;
+    uint64_t t0 = cpu_ns();
+    ifl_tree_update(t, text, len);
+    printf("%s: %zu bytes, %zu lines; initial parse %.2f ms\n", name, len, (size_t)5000,
+           (double)(cpu_ns() - t0) / 1e6);
+    enum { N = 200 };
+    double loc[N], post[N], both[N], rep[N];
+    size_t accepted = 0;
+    for (int i = 0; i < N; i++) {
+        size_t cur = cursors[(size_t)i * 7 % nc];
+        ifl_span sp;
+        uint64_t a = cpu_ns();
+        ifl_tree_locate(t, text, len, cur, 0, 0, &sp);
+        uint64_t b = cpu_ns();
+        ifl_post_opts o = {.validate = true};
+        char *out = NULL;
+        size_t out_len = 0;
+        if (ifl_tree_postprocess(t, text, len, &sp, cand, strlen(cand), &o, &out, &out_len) ==
+            BASE_OK)
+            accepted++;
+        uint64_t c = cpu_ns();
+        free(out);
+        loc[i] = (double)(b - a) / 1e6;
+        post[i] = (double)(c - b) / 1e6;
+        both[i] = (double)(c - a) / 1e6;
+    }
+    /* One-character edits: type 'x' somewhere, reparse, delete it, reparse. */
+    base_rng rng;
+    base_rng_seed(&rng, 7);
+    for (int i = 0; i < N; i++) {
+        size_t pos = cursors[base_rng_next(&rng) % nc];
+        lsp_point pt = {0, 0};
+        for (size_t k = 0; k < pos; k++) {
+            if (text[k] == '\n') {
+                pt.row++;
+                pt.column = 0;
+            } else {
+                pt.column++;
+            }
+        }
+        char *nt = malloc(len + 2);
+        memcpy(nt, text, pos);
+        nt[pos] = 'x';
+        memcpy(nt + pos + 1, text + pos, len - pos + 1);
+        lsp_edit_event ev = {pos, pos, pos + 1, pt, pt, {pt.row, pt.column + 1}};
+        uint64_t a = cpu_ns();
+        ifl_tree_edit(t, &ev);
+        ifl_tree_update(t, nt, len + 1);
+        rep[i] = (double)(cpu_ns() - a) / 1e6;
+        lsp_edit_event undo = {pos, pos + 1, pos, pt, {pt.row, pt.column + 1}, pt};
+        ifl_tree_edit(t, &undo);
+        ifl_tree_update(t, text, len);
+        free(nt);
+    }
+    char what[96];
+    snprintf(what, sizeof(what), "%s: span location", name);
+    report(what, loc, N);
+    snprintf(what, sizeof(what), "%s: post-process + validate", name);
+    report(what, post, N);
+    snprintf(what, sizeof(what), "%s: location + validation", name);
+    report(what, both, N);
+    snprintf(what, sizeof(what), "%s: reparse after 1-char edit", name);
+    report(what, rep, N);
+    printf("%s: candidate accepted %zu/%d\n", name, accepted, N);
+    ifl_tree_free(t);
+}
+
+int main(void) {
+    base_log_set_level(BASE_LOG_WARN);
+    size_t cursors[600], nc = 0, len = 0;
+    const char *pyc = "total = total * 2\n    if total > limit:\n        total = limit";
+    char *py = gen_python(&len, cursors, &nc, false);
+    bench("python", "python", py, len, cursors, nc, pyc);
+    free(py);
+    py = gen_python(&len, cursors, &nc, true);
+    bench("python", "python+comments", py, len, cursors, nc, pyc);
+    free(py);
+    char *c = gen_c(&len, cursors, &nc);
+    bench("c", "c", c, len, cursors, nc,
+          "total *= 2;\n    if (total > n) {\n        total = n;\n    }");
+    free(c);
+    return 0;
+}
