@@ -81,8 +81,9 @@ typedef struct eng__cu_host {
 
 struct eng_bctx {
     eng_backend *be;
-    kcu_ctx *k; /* own stream and cuBLAS handle: contexts may run on different threads */
-    void *dq;   /* dev FP8 dequantisation scratch (be->dq_bytes), NULL without FP8 */
+    kcu_ctx *k;      /* own stream and cuBLAS handle: contexts may run on different threads */
+    void *dq;        /* dev FP8 dequantisation scratch (be->dq_bytes), NULL without FP8 */
+    float *att_part; /* dev split-key attention partials for short windows */
     int max_batch, max_len;
     float *kc, *vc; /* dev [n_layer][max_batch][max_len][n_kv*hd] */
     float *x;       /* dev [R, d] residual stream */
@@ -443,6 +444,23 @@ static const char *eng__cu_desc(eng_backend *be) { return be->desc; }
 
 static void eng__cu_ctx_free(eng_bctx *c);
 
+/* Largest split-key attention scratch (floats) any window of the context needs:
+ * splits grow with the canvas length and only windows of up to 64 rows split. */
+static size_t eng__cu_att_scratch(const eng_backend *be, int max_batch, int max_len) {
+    const eng_model_info *I = &be->info;
+    size_t best = 0;
+    for (int n_q = 1; n_q <= 64 && n_q <= max_len; n_q *= 2) {
+        kcu_attn_shape s = {max_batch, max_len,      max_len,    0, n_q == 64 ? 64 : n_q,
+                            I->n_head, I->n_kv_head, I->head_dim};
+        size_t f = kcu_attention_scratch(&s);
+        best = f > best ? f : best;
+    }
+    kcu_attn_shape s = {max_batch, max_len,      max_len,    0, max_len < 64 ? max_len : 64,
+                        I->n_head, I->n_kv_head, I->head_dim};
+    size_t f = kcu_attention_scratch(&s);
+    return f > best ? f : best;
+}
+
 static eng_bctx *eng__cu_ctx_new(eng_backend *be, int max_batch, int max_len, eng_error *err) {
     if (be->lost) {
         eng__err(err, BASE_ERR_DEVICE, "cuda: the device was lost");
@@ -504,6 +522,8 @@ static eng_bctx *eng__cu_ctx_new(eng_backend *be, int max_batch, int max_len, en
         (st = kcu_malloc(k, HC * d * as, &c->hn)) ||
         (st = kcu_malloc(k, HC * V * 4, (void **)&c->logits)) ||
         (be->dq_bytes && (st = kcu_malloc(k, be->dq_bytes, &c->dq))) ||
+        (st = kcu_malloc(k, eng__cu_att_scratch(be, max_batch, max_len) * 4,
+                         (void **)&c->att_part)) ||
         (st = kcu_host_alloc(k, R * 4, (void **)&c->h.tokens)) ||
         (st = kcu_host_alloc(k, R, (void **)&c->h.valid)) ||
         (st = kcu_host_alloc(k, R * 4, (void **)&c->h.head_rows)) ||
@@ -525,9 +545,9 @@ static void eng__cu_ctx_free(eng_bctx *c) {
     kcu_ctx *k = c->k;
     for (int i = 0; i < ENG__CU_GRAPHS; i++)
         kcu_graph_free(c->graphs[i].g);
-    void *dev[] = {c->kc,     c->vc,  c->x,         c->xn,    c->qkv,       c->gu,
-                   c->tokens, c->pos, c->head_rows, c->valid, c->noise_pos, c->params,
-                   c->bias,   c->res, c->hrows,     c->hn,    c->logits,    c->dq};
+    void *dev[] = {c->kc,    c->vc,        c->x,      c->xn,        c->qkv,     c->gu,   c->tokens,
+                   c->pos,   c->head_rows, c->valid,  c->noise_pos, c->params,  c->bias, c->res,
+                   c->hrows, c->hn,        c->logits, c->dq,        c->att_part};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         kcu_free(k, dev[i]);
     void *pin[] = {c->h.tokens, c->h.valid, c->h.head_rows, c->h.noise_pos,
@@ -587,7 +607,8 @@ static base_status eng__cu_layers(eng_bctx *c, int n_seq, int len, int win_start
             (st = kcu_rope(k, c->qkv, qkvw, c->pos, rows, I->n_head, hd, I->rope_theta)) ||
             (st = kcu_rope(k, c->qkv + q, qkvw, c->pos, rows, I->n_kv_head, hd, I->rope_theta)) ||
             (st = kcu_kv_store(k, &s, c->qkv, qkvw, q, q + kv, kc, vc)) ||
-            (st = kcu_attention(k, &s, c->qkv, qkvw, kc, vc, c->valid, c->xn, be->adt)) ||
+            (st = kcu_attention(k, &s, c->qkv, qkvw, kc, vc, c->valid, c->att_part, c->xn,
+                                be->adt)) ||
             (st = kcu_gemm(k, &L->wo, c->xn, rows, c->x, 1.0f, c->dq)) ||
             (st = kcu_rmsnorm(k, c->x, L->ffn_norm, rows, d, I->rms_eps, c->xn, be->adt)) ||
             (st = kcu_gemm(k, &L->wgu, c->xn, rows, c->gu, 0.0f, c->dq)) ||

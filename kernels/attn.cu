@@ -34,10 +34,32 @@ base_status kcu_kv_store(kcu_ctx *k, const kcu_attn_shape *s, const float *qkv, 
     return BASE_OK;
 }
 
+/* Short windows (a hole-only step: a few dozen query rows over a long canvas)
+ * give too few blocks to fill the GPU, so their keys are split into up to 8
+ * ranges whose partial (max, sum, unnormalised output) a second kernel merges
+ * (flash-decoding). */
+#define KCU_ATT_MAX_SPLIT 8
+#define KCU_ATT_SPLIT_MAX_Q 64
+
+static int kcu__att_splits(const kcu_attn_shape *s) {
+    if (s->n_q > KCU_ATT_SPLIT_MAX_Q)
+        return 1;
+    int n = s->len / 128;
+    return n < 1 ? 1 : n > KCU_ATT_MAX_SPLIT ? KCU_ATT_MAX_SPLIT : n;
+}
+
+size_t kcu_attention_scratch(const kcu_attn_shape *s) {
+    int n = kcu__att_splits(s);
+    if (n <= 1)
+        return 0;
+    return (size_t)n * s->n_seq * s->n_q * s->n_head * (s->head_dim + 2);
+}
+
 __global__ void __launch_bounds__(KCU_ATT_WARPS * 32)
     kcu__attention(kcu_attn_shape s, const float *__restrict__ qkv, int stride,
                    const float *__restrict__ kc, const float *__restrict__ vc,
-                   const uint8_t *__restrict__ valid, void *__restrict__ out, int odt) {
+                   const uint8_t *__restrict__ valid, int n_split, float *__restrict__ part,
+                   void *__restrict__ out, int odt) {
     __shared__ float qs[KCU_ATT_QT][KCU_ATT_HD_MAX];
     __shared__ float ks[KCU_ATT_TK][KCU_ATT_HD_MAX + 1];
     __shared__ float vs[KCU_ATT_TK][KCU_ATT_HD_MAX];
@@ -45,7 +67,10 @@ __global__ void __launch_bounds__(KCU_ATT_WARPS * 32)
 
     const int hd = s.head_dim;
     const int q0 = blockIdx.x * KCU_ATT_QT;
-    const int h = blockIdx.y, b = blockIdx.z;
+    const int h = blockIdx.y, b = blockIdx.z / n_split, split = blockIdx.z % n_split;
+    /* this block's key range, whole tiles */
+    const int per = ((s.len + n_split - 1) / n_split + KCU_ATT_TK - 1) / KCU_ATT_TK * KCU_ATT_TK;
+    const int j_begin = split * per, j_end = min(s.len, j_begin + per);
     const int kvh = h / (s.n_head / s.n_kv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int kvw = s.n_kv * hd;
@@ -67,13 +92,13 @@ __global__ void __launch_bounds__(KCU_ATT_WARPS * 32)
             acc[r][t] = 0.0f;
     }
 
-    for (int j0 = 0; j0 < s.len; j0 += KCU_ATT_TK) {
+    for (int j0 = j_begin; j0 < j_end; j0 += KCU_ATT_TK) {
         __syncthreads();
         for (int t = threadIdx.x; t < KCU_ATT_TK * hd; t += blockDim.x) {
             int jj = t / hd, d = t % hd;
             int j = j0 + jj;
             float kv = 0.0f, vv = 0.0f;
-            if (j < s.len) {
+            if (j < j_end) {
                 size_t off = ((size_t)b * s.max_len + j) * kvw + (size_t)kvh * hd + d;
                 kv = kc[off];
                 vv = vc[off];
@@ -84,7 +109,7 @@ __global__ void __launch_bounds__(KCU_ATT_WARPS * 32)
         if (threadIdx.x < KCU_ATT_TK) {
             int j = j0 + threadIdx.x;
             kvalid[threadIdx.x] =
-                j < s.len && (valid == NULL || valid[(size_t)b * s.len + j] != 0) ? 1 : 0;
+                j < j_end && (valid == NULL || valid[(size_t)b * s.len + j] != 0) ? 1 : 0;
         }
         __syncthreads();
 
@@ -123,6 +148,28 @@ __global__ void __launch_bounds__(KCU_ATT_WARPS * 32)
         }
     }
 
+    if (n_split > 1) { /* partial results: acc (unnormalised), then m and l */
+#pragma unroll
+        for (int r = 0; r < KCU_ATT_RPW; r++) {
+            int qi = q0 + warp * KCU_ATT_RPW + r;
+            if (qi >= s.n_q)
+                continue;
+            size_t prow = (((size_t)split * s.n_seq + b) * s.n_q + qi) * s.n_head + h;
+            float *pp = part + prow * (hd + 2);
+#pragma unroll
+            for (int t = 0; t < KCU_ATT_DPL; t++) {
+                int d = lane + 32 * t;
+                if (d < hd)
+                    pp[d] = acc[r][t];
+            }
+            if (lane == 0) {
+                pp[hd] = m[r];
+                pp[hd + 1] = l[r];
+            }
+        }
+        return;
+    }
+
 #pragma unroll
     for (int r = 0; r < KCU_ATT_RPW; r++) {
         int qi = q0 + warp * KCU_ATT_RPW + r;
@@ -140,18 +187,56 @@ __global__ void __launch_bounds__(KCU_ATT_WARPS * 32)
     }
 }
 
+/* One block per (row, head): merges the splits' partials. */
+__global__ void kcu__attention_merge(kcu_attn_shape s, int n_split, const float *__restrict__ part,
+                                     const uint8_t *__restrict__ valid, void *__restrict__ out,
+                                     int odt) {
+    const int hd = s.head_dim, h = blockIdx.y;
+    const int row = blockIdx.x; /* b * n_q + qi */
+    const int b = row / s.n_q, qi = row % s.n_q;
+    const size_t rows = (size_t)s.n_seq * s.n_q;
+    float mx = -INFINITY;
+    for (int sp = 0; sp < n_split; sp++)
+        mx = fmaxf(mx, part[(((size_t)sp * rows + row) * s.n_head + h) * (hd + 2) + hd]);
+    bool qvalid = valid == NULL || valid[(size_t)b * s.len + s.q_start + qi] != 0;
+    float L = 0.0f;
+    if (mx > -INFINITY)
+        for (int sp = 0; sp < n_split; sp++) {
+            const float *pp = part + (((size_t)sp * rows + row) * s.n_head + h) * (hd + 2);
+            if (pp[hd] > -INFINITY)
+                L += pp[hd + 1] * expf(pp[hd] - mx);
+        }
+    float inv = (qvalid && L > 0.0f) ? 1.0f / L : 0.0f;
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float o = 0.0f;
+        if (inv > 0.0f)
+            for (int sp = 0; sp < n_split; sp++) {
+                const float *pp = part + (((size_t)sp * rows + row) * s.n_head + h) * (hd + 2);
+                if (pp[hd] > -INFINITY)
+                    o += pp[d] * expf(pp[hd] - mx);
+            }
+        kcu__st(out, odt, (size_t)row * ((size_t)s.n_head * hd) + (size_t)h * hd + d, o * inv);
+    }
+}
+
 base_status kcu_attention(kcu_ctx *k, const kcu_attn_shape *s, const float *qkv, int stride,
-                          const float *kcache, const float *vcache, const uint8_t *valid, void *out,
-                          kcu_dtype out_dt) {
+                          const float *kcache, const float *vcache, const uint8_t *valid,
+                          float *scratch, void *out, kcu_dtype out_dt) {
     KCU_REQUIRE(k, s->head_dim > 0 && s->head_dim <= KCU_ATT_HD_MAX, BASE_ERR_UNSUPPORTED);
     KCU_REQUIRE(k, s->n_kv > 0 && s->n_head % s->n_kv == 0, BASE_ERR_INVALID);
     KCU_REQUIRE(k, s->len <= s->max_len && s->q_start + s->n_q <= s->len, BASE_ERR_INVALID);
     if (s->n_seq <= 0 || s->n_q <= 0)
         return BASE_OK;
+    int n_split = scratch ? kcu__att_splits(s) : 1;
     dim3 grid((unsigned)((s->n_q + KCU_ATT_QT - 1) / KCU_ATT_QT), (unsigned)s->n_head,
-              (unsigned)s->n_seq);
-    kcu__attention<<<grid, KCU_ATT_WARPS * 32, 0, k->stream>>>(*s, qkv, stride, kcache, vcache,
-                                                               valid, out, out_dt);
+              (unsigned)(s->n_seq * n_split));
+    kcu__attention<<<grid, KCU_ATT_WARPS * 32, 0, k->stream>>>(
+        *s, qkv, stride, kcache, vcache, valid, n_split, scratch, out, out_dt);
     KCU_CHECK_LAUNCH(k);
+    if (n_split > 1) {
+        dim3 mg((unsigned)(s->n_seq * s->n_q), (unsigned)s->n_head);
+        kcu__attention_merge<<<mg, 128, 0, k->stream>>>(*s, n_split, scratch, valid, out, out_dt);
+        KCU_CHECK_LAUNCH(k);
+    }
     return BASE_OK;
 }

@@ -174,10 +174,15 @@ base_status kcu_kv_store(kcu_ctx *k, const kcu_attn_shape *s, const float *qkv, 
  * their sequence: out[b*n_q + i, h*hd:(h+1)*hd] (written as out_dt). Keys with
  * valid[b, j] == 0 are masked; query rows that are padded or see no valid key
  * produce zeros. q rows come from qkv with row stride `stride` (Q at column 0).
- * Online-softmax (flash-style) tiling over keys, scale 1/sqrt(head_dim). */
+ * Online-softmax (flash-style) tiling over keys, scale 1/sqrt(head_dim).
+ * Short windows split their keys over several blocks (flash-decoding) when
+ * `scratch` (dev, at least kcu_attention_scratch(s) floats) is given; NULL
+ * never splits. */
 base_status kcu_attention(kcu_ctx *k, const kcu_attn_shape *s, const float *qkv, int stride,
-                          const float *kcache, const float *vcache, const uint8_t *valid, void *out,
-                          kcu_dtype out_dt);
+                          const float *kcache, const float *vcache, const uint8_t *valid,
+                          float *scratch, void *out, kcu_dtype out_dt);
+/* Floats of scratch kcu_attention uses for shape s (0: it does not split). */
+size_t kcu_attention_scratch(const kcu_attn_shape *s);
 
 /* ---- vocabulary reductions ----------------------------------------------- */
 

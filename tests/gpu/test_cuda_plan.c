@@ -130,6 +130,23 @@ static void test_memory_estimates(void) {
     CHECK(eng__cuda_ctx_bytes(&in, 8, 1024, 256) > 5 * ctx); /* the logits scratch is shared */
 }
 
+/* Split-key attention scratch: short windows over long canvases split their
+ * keys into up to 8 ranges of whole 128-key blocks; long windows never split. */
+static void test_attention_splits(void) {
+    kcu_attn_shape s = {2, 1057, 1100, 512, 33, 28, 4, 128};
+    CHECK_EQ_U(kcu_attention_scratch(&s), 8ull * 2 * 33 * 28 * 130);
+    s.len = 300;
+    s.q_start = 100;
+    s.n_q = 5;
+    CHECK_EQ_U(kcu_attention_scratch(&s), 2ull * 2 * 5 * 28 * 130);
+    s.len = 127;
+    s.q_start = 0;
+    CHECK_EQ_U(kcu_attention_scratch(&s), 0);
+    s.len = 1057;
+    s.n_q = 65;
+    CHECK_EQ_U(kcu_attention_scratch(&s), 0);
+}
+
 /* Without a usable GPU, device query and backend init fail cleanly with
  * ERR_DEVICE and a message; with one, init on bogus weights must not be
  * reached here (the GPU tests cover it). */
@@ -176,6 +193,7 @@ int main(void) {
     test_plan_full_shifted();
     test_plan_window();
     test_memory_estimates();
+    test_attention_splits();
     test_no_device();
     return check_finish("test_cuda_plan");
 }

@@ -298,9 +298,17 @@ static void attention_case(const char *name, int n_seq, int len, int max_len, in
     }
     kcu_attn_shape s = {n_seq, len, max_len, q_start, n_q, nh, nkv, hd};
     float *dout = dev_alloc(rows * q * 4), *out = malloc(rows * q * 4);
+    size_t part_n = kcu_attention_scratch(&s);
+    float *part = part_n ? dev_alloc(part_n * 4) : NULL;
     CHECK_EQ_I(kcu_kv_store(K, &s, dqkv, stride, q, q + kv, dkc, dvc), BASE_OK);
-    CHECK_EQ_I(kcu_attention(K, &s, dqkv, stride, dkc, dvc, dval, dout, KCU_F32), BASE_OK);
+    /* without scratch: one pass over all keys */
+    CHECK_EQ_I(kcu_attention(K, &s, dqkv, stride, dkc, dvc, dval, NULL, dout, KCU_F32), BASE_OK);
+    float *out1 = malloc(rows * q * 4);
+    get_f32(out1, dout, rows * q);
+    /* with scratch: split keys when the window is short */
+    CHECK_EQ_I(kcu_attention(K, &s, dqkv, stride, dkc, dvc, dval, part, dout, KCU_F32), BASE_OK);
     get_f32(out, dout, rows * q);
+    fprintf(stderr, "  %-28s key splits: %s\n", name, part_n ? "yes" : "no");
 
     /* reference cache after the store */
     for (int b = 0; b < n_seq; b++)
@@ -357,6 +365,11 @@ static void attention_case(const char *name, int n_seq, int len, int max_len, in
                 }
             }
     CHECK_EQ_I(zero_rows_bad, 0); /* padded / fully-masked rows are exact zeros */
+    char nm1[80];
+    snprintf(nm1, sizeof nm1, "%s (no split)", name);
+    CHECK_NMSE(nm1, out1, ref, rows * q, 1e-10);
+    free(out1);
+    kcu_free(K, part);
     int nan = 0;
     for (size_t i = 0; i < rows * q; i++)
         nan += isnan(out[i]);
@@ -389,6 +402,13 @@ static void test_attention(void) {
     attention_case("attention hd64 window5", 1, 300, 512, 150, 5, 14, 2, 64, NULL);
     /* tiny head_dim (tests use 16/32) */
     attention_case("attention hd16", 2, 33, 33, 0, 33, 4, 4, 16, valid);
+    /* Dream-7B hole-only step: 33 window rows over 1057 keys, 28/4 heads of 128
+     * (8 key splits), with padding in the second sequence */
+    enum { LL = 1057 };
+    static uint8_t v2[2 * LL];
+    for (int i = 0; i < 2 * LL; i++)
+        v2[i] = i < LL ? 1 : (uint8_t)(i % 7 != 0);
+    attention_case("attention dream hole step", 2, LL, LL + 7, 512, 33, 28, 4, 128, v2);
 }
 
 /* y[n, rows] = x W^T (+ y0) in double from the rounded inputs. */
@@ -798,7 +818,7 @@ static void test_graph(void) {
 static void test_errors(void) {
     kcu_attn_shape s = {1, 10, 10, 0, 10, 4, 4, 512,
                         /* head_dim too large */};
-    base_status st = kcu_attention(K, &s, NULL, 0, NULL, NULL, NULL, NULL, KCU_F32);
+    base_status st = kcu_attention(K, &s, NULL, 0, NULL, NULL, NULL, NULL, NULL, KCU_F32);
     CHECK_EQ_I(st, BASE_ERR_UNSUPPORTED);
     CHECK(strstr(kcu_ctx_error(K), "attn.cu") != NULL);
     CHECK(!kcu_ctx_lost(K));
