@@ -42,6 +42,17 @@ TOKENS_15 = [750, 1161, 4140, 25, 151665, 151665, 151665, 151665, 151665, 198, 2
 TOKENS_7 = [151665, 151665, 42, 151665, 100000, 13, 151643]
 TOKENS_9 = [0, 151665, 151665, 151665, 151665, 1000, 2000, 151935, 151643]
 
+
+def long_tokens(n, seed, mask):
+    """n ids drawn over the whole vocabulary with a run of mask tokens in the middle,
+    long enough to cross the row blocking of the engine's matrix kernels."""
+    rng = np.random.Generator(np.random.PCG64(seed))
+    ids = [int(x) for x in rng.integers(0, 151643, size=n)]
+    for i in range(n // 3, n // 3 + n // 4):
+        ids[i] = mask
+    return ids
+
+
 # name: (mkcheckpoint arguments, tokens, kind)
 CASES = {
     # Dream: GQA 2:1, head_dim 32, untied, F32, one file.
@@ -99,6 +110,19 @@ CASES = {
         "--family llada --layers 2 --hidden 256 --heads 2 --kv-heads 2 --ffn 384 "
         "--dtype bf16 --shards 2 --seed 32",
         TOKENS_9,
+        "golden",
+    ),
+    # Longer odd canvases (97 and 133 positions) for the kernels' blocking and tails.
+    "dream_f32_long97": (
+        "--family dream --layers 2 --hidden 128 --heads 4 --kv-heads 2 --ffn 352 "
+        "--dtype f32 --seed 33",
+        long_tokens(97, 1, 151666),
+        "golden",
+    ),
+    "llada_bf16_long133": (
+        "--family llada --layers 1 --hidden 128 --heads 1 --kv-heads 1 --ffn 200 "
+        "--dtype bf16 --seed 34",
+        long_tokens(133, 2, 151665),
         "golden",
     ),
     # Known answers: one-hot embeddings and a planted head; raw row i peaks at
