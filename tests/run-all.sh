@@ -9,7 +9,7 @@ root=$PWD
 ./bootstrap.sh
 
 echo "== format check"
-mapfile -t srcs < <(git ls-files '*.c' '*.h' | grep -v -E '^(grammars/vendor|tests/fixtures)/' || true)
+mapfile -t srcs < <(git ls-files '*.c' '*.h' | grep -v -E '^tests/([^/]+/)*(cases|data|fixtures|corpus)/' || true)
 if [ ${#srcs[@]} -gt 0 ]; then
   clang-format --dry-run --Werror "${srcs[@]}"
 fi
