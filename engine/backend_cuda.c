@@ -32,7 +32,7 @@
 #define ENG__CU_MOD "cuda"
 #define ENG__CU_HEAD_CHUNK 256 /* LM-head rows per GEMM (bounds the logits scratch) */
 #define ENG__CU_MAX_BIAS 256   /* logit-bias entries per step */
-#define ENG__CU_GRAPHS 8       /* cached step graphs per context */
+#define ENG__CU_GRAPHS 16      /* cached step graphs per context */
 
 typedef struct eng__cu_layer {
     kcu_weight wqkv;  /* (q + 2*kv, d) */
@@ -721,6 +721,15 @@ static base_status eng__cu_step(eng_bctx *c, const eng_batch *batch, const eng_s
     eng__cuda_plan p;
     if ((st = eng__cuda_plan_step(&be->info, batch, req, &p, c->h.head_rows, c->h.noise_pos)))
         return st;
+    /* The number of LM-head rows shrinks as a hole fills; rounding it up to a
+     * power of two (padding with zero rows whose results are dropped) keeps
+     * the number of distinct graphs small. */
+    int nb = eng__cuda_row_bucket(p.n_head_rows, (int)eng__cu_R(c));
+    for (int j = p.n_head_rows; j < nb; j++) {
+        c->h.head_rows[j] = -1;
+        c->h.noise_pos[j] = 0;
+    }
+    p.n_head_rows = nb;
     if (eng__cu_cancelled(c))
         return BASE_ERR_CANCELLED;
 

@@ -29,6 +29,10 @@ uint64_t eng__cuda_weight_bytes(const eng_model_info *info, int matrix_dtype);
 uint64_t eng__cuda_ctx_bytes(const eng_model_info *info, int max_batch, int max_len,
                              int head_chunk);
 
+/* LM-head rows a step computes for n asked rows: the next power of two >= 8,
+ * at most cap (and never below n). */
+int eng__cuda_row_bucket(int n, int cap);
+
 /* Key of a captured step graph: everything that changes the launch sequence. */
 typedef struct eng__cuda_graph_key {
     int n_seq, len, win_start, n_q, n_head_rows;

@@ -67,3 +67,12 @@ uint64_t eng__cuda_ctx_bytes(const eng_model_info *info, int max_batch, int max_
     uint64_t head = (uint64_t)head_chunk * (d * 4 + d * 4 + V * 4);
     return cache + act + small + head;
 }
+
+int eng__cuda_row_bucket(int n, int cap) {
+    if (n <= 0)
+        return 0;
+    int b = 8;
+    while (b < n)
+        b *= 2;
+    return b < cap ? b : (n > cap ? n : cap);
+}

@@ -130,6 +130,26 @@ static void test_memory_estimates(void) {
     CHECK(eng__cuda_ctx_bytes(&in, 8, 1024, 256) > 5 * ctx); /* the logits scratch is shared */
 }
 
+static void test_row_bucket(void) {
+    CHECK_EQ_I(eng__cuda_row_bucket(0, 100), 0);
+    CHECK_EQ_I(eng__cuda_row_bucket(1, 100), 8);
+    CHECK_EQ_I(eng__cuda_row_bucket(8, 100), 8);
+    CHECK_EQ_I(eng__cuda_row_bucket(9, 100), 16);
+    CHECK_EQ_I(eng__cuda_row_bucket(33, 100), 64);
+    CHECK_EQ_I(eng__cuda_row_bucket(65, 100), 100); /* capped by the context */
+    CHECK_EQ_I(eng__cuda_row_bucket(3, 5), 5);
+    /* a 256-token hole filled 8 per step meets at most 6 sizes */
+    int seen[64], n_seen = 0;
+    for (int left = 256; left > 0; left -= 8) {
+        int b = eng__cuda_row_bucket(left, 1 << 20), k = 0;
+        while (k < n_seen && seen[k] != b)
+            k++;
+        if (k == n_seen)
+            seen[n_seen++] = b;
+    }
+    CHECK_EQ_I(n_seen, 6);
+}
+
 /* Split-key attention scratch: short windows over long canvases split their
  * keys into up to 8 ranges of whole 128-key blocks; long windows never split. */
 static void test_attention_splits(void) {
@@ -194,6 +214,7 @@ int main(void) {
     test_plan_window();
     test_memory_estimates();
     test_attention_splits();
+    test_row_bucket();
     test_no_device();
     return check_finish("test_cuda_plan");
 }
