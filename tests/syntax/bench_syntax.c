@@ -101,11 +101,12 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
         post[i] = (double)(c - b) / 1e6;
         both[i] = (double)(c - a) / 1e6;
     }
-    /* One-character edits: type 'x' somewhere, reparse, delete it, reparse. */
+    /* One-character edits: type 'x' at a random place, reparse, delete it,
+     * reparse. */
     base_rng rng;
     base_rng_seed(&rng, 7);
     for (int i = 0; i < N; i++) {
-        size_t pos = cursors[base_rng_next(&rng) % nc];
+        size_t pos = (size_t)(base_rng_next(&rng) % len);
         lsp_point pt = {0, 0};
         for (size_t k = 0; k < pos; k++) {
             if (text[k] == '\n') {
