@@ -915,7 +915,25 @@ static json_t *lsp__inline_result(lsp_server *s, const lsp__pending *p, const ls
         lsp_completion_item it = items[i];
         if (it.start == 0 && it.end == 0 && p->cursor != 0 && !p->has_selected)
             it.start = it.end = p->cursor; /* zero-initialised range: insertion */
+        /* With selectedCompletionInfo, a plain insertion at the cursor that
+         * continues the selected item is rewritten over the selected range:
+         * typed "pa" + model "th.join()" becomes "path.join()" for "path". */
+        char *joined = NULL;
+        if (p->has_selected && it.start == p->cursor && it.end == p->cursor &&
+            p->selected_end == p->cursor && it.text) {
+            size_t dl, typed = p->selected_end - p->selected_start;
+            const char *dt = lsp_doc_text(d, &dl);
+            joined = malloc(typed + it.len + 1);
+            if (joined) {
+                memcpy(joined, dt + p->selected_start, typed);
+                memcpy(joined + typed, it.text, it.len);
+                it.text = joined;
+                it.len += typed;
+                it.start = p->selected_start;
+            }
+        }
         if (!lsp__inline_ok(p, d, &it)) {
+            free(joined);
             lsp__logmsg(s, LSP_MSG_LOG,
                         "dropped a completion item that does not insert at the cursor "
                         "(range %zu-%zu, cursor %zu)",
@@ -923,8 +941,10 @@ static json_t *lsp__inline_result(lsp_server *s, const lsp__pending *p, const ls
             continue;
         }
         json_t *r = lsp__range_json(d, s->enc, it.start, it.end);
-        if (!r)
+        if (!r) {
+            free(joined);
             continue;
+        }
         if (p->kind == LSP_REQ_INLINE) {
             json_array_append_new(arr, json_pack("{s:o,s:o,s:o}", "insertText",
                                                  lsp__str(it.text, it.len), "range", r, "command",
@@ -946,6 +966,7 @@ static json_t *lsp__inline_result(lsp_server *s, const lsp__pending *p, const ls
                                               "confidence", it.confidence));
             json_array_append_new(arr, item);
         }
+        free(joined);
     }
     if (p->kind == LSP_REQ_INLINE)
         return json_pack("{s:o}", "items", arr);

@@ -221,11 +221,38 @@ static void test_inline(void) {
                   json_object_get(json_object_get(json_array_get(its, 0), "command"), "command")),
               "infilld.accepted");
     json_decref(a);
+    /* selectedCompletionInfo: "wö" typed, menu item "wörld"; a plain
+     * insertion continuing it is rewritten over the selected range, one
+     * that does not is dropped. */
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"textDocument/inlineCompletion\","
+            "\"params\":{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":1,"
+            "\"character\":11},\"context\":{\"triggerKind\":1,\"selectedCompletionInfo\":{"
+            "\"range\":{\"start\":{\"line\":1,\"character\":9},\"end\":{\"line\":1,"
+            "\"character\":11}},\"text\":\"w\u00f6rld\"}}}}");
+    CHECK(reqs[n_reqs - 1].has_selected);
+    size_t cur = reqs[n_reqs - 1].cursor;
+    CHECK_EQ_U(reqs[n_reqs - 1].selected_end, cur);
+    CHECK_EQ_U(reqs[n_reqs - 1].selected_start, cur - 3);
+    lsp_completion_item sel[2] = {
+        {.text = "rld = 1", .len = 7, .start = cur, .end = cur, .confidence = -1},
+        {.text = "x", .len = 1, .start = cur, .end = cur, .confidence = -1},
+    };
+    lsp_server_complete(s, tokens[n_reqs - 1], sel, 2, BASE_OK, NULL);
+    m = reply();
+    its = json_object_get(json_object_get(m, "result"), "items");
+    CHECK_EQ_U(json_array_size(its), 1);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(its, 0), "insertText")),
+              "w\xC3\xB6rld = 1");
+    CHECK_EQ_I(json_integer_value(json_object_get(
+                   json_object_get(json_object_get(json_array_get(its, 0), "range"), "start"),
+                   "character")),
+               9);
+    json_decref(m);
     /* $/cancelRequest → -32800 and a provider cancel. */
     send(s, "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"textDocument/completion\",\"params\":"
             "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
             "5}}}");
-    CHECK_EQ_I(n_reqs, 3);
+    CHECK_EQ_I(n_reqs, 4);
     send(s, "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"textDocument/completion\",\"params\":"
             "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
             "5}}}");
