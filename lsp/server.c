@@ -685,6 +685,9 @@ static void lsp__on_did_change(lsp_server *s, json_t *params) {
         }
     }
     lsp_doc_set_version(d, (int64_t)json_integer_value(ver));
+    /* Answers computed for the old text would be stale: end them now and
+     * free the model for the request that follows the edit. */
+    lsp__drop_doc(s, json_string_value(uri), true);
 }
 
 static void lsp__on_did_close(lsp_server *s, json_t *params) {

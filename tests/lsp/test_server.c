@@ -419,6 +419,20 @@ static void test_commands(void) {
     a = drain();
     CHECK_EQ_U(json_array_size(a), 2); /* begin + end */
     json_decref(a);
+    /* An edit ends pending completions of that document with null. */
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":32,\"method\":\"textDocument/completion\",\"params\":"
+            "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
+            "5}}}");
+    CHECK_EQ_U(lsp_server_pending(s), 1);
+    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{"
+            "\"textDocument\":{\"uri\":\"file:///t.py\",\"version\":3},\"contentChanges\":[{"
+            "\"range\":{\"start\":{\"line\":0,\"character\":0},\"end\":{\"line\":0,\"character\":"
+            "0}},\"text\":\"#\"}]}}");
+    CHECK_EQ_U(lsp_server_pending(s), 0);
+    m = reply();
+    CHECK_EQ_I(json_integer_value(json_object_get(m, "id")), 32);
+    CHECK(json_is_null(json_object_get(m, "result")));
+    json_decref(m);
     /* Pending work is cancelled when the session goes. */
     send(s, "{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"textDocument/completion\",\"params\":"
             "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
