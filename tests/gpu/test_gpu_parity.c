@@ -48,11 +48,11 @@ static base_status lockstep_step(void *ud, const eng_batch *batch, const eng_ste
         ls->rows++;
         if (a->token != b->token) {
             ls->flips++;
-            /* near-tie: for argmax the top-2 margin is small relative to p1;
-             * for sampling, the probabilities of both picks are close */
-            bool near = ls->sampling
-                            ? fabsf(a->prob - b->prob) <= ls->tie * fmaxf(a->prob, 1e-6f) + 1e-3f
-                            : a->margin <= ls->tie * a->prob;
+            /* Greedy: a flip is a near-tie when the CPU's top-2 margin is small
+             * relative to p1. Sampled rows (inverse CDF, Gumbel) flip when the
+             * noise lands within rounding of a boundary, which the results
+             * cannot show: those are only counted (at most 10 % of rows). */
+            bool near = ls->sampling || a->margin <= ls->tie * a->prob;
             if (!near) {
                 ls->unexplained++;
                 fprintf(stderr,
