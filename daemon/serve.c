@@ -19,6 +19,8 @@
 #define DMN__MAX_PROGRESS 16
 /* How often the processId watchdog looks at the editor process. */
 #define DMN__PID_POLL_MS 500
+/* Bytes queued for a client before its session is ended. */
+#define DMN__MAX_WRITE_QUEUE (256 << 20)
 
 typedef struct dmn_daemon dmn_daemon;
 
@@ -37,6 +39,7 @@ typedef struct dmn_session {
     /* Keeps the session alive until a close callback frees it, so that it is
      * never freed inside one of its own callbacks. */
     uv_idle_t *keeper;
+    bool overflow;   /* the client stopped reading; the session is ending */
     json_t *overlay; /* initializationOptions + didChangeConfiguration */
     struct {
         int daemon, session;
@@ -46,6 +49,13 @@ typedef struct dmn_session {
 struct dmn_host {
     dmn_daemon *d;
 };
+
+/* The last infilld/status, for sessions that start later. */
+typedef struct dmn__status_copy {
+    bool set;
+    char *model, *device, *state;
+    double last_latency_ms;
+} dmn__status_copy;
 
 struct dmn_daemon {
     uv_loop_t *loop;
@@ -60,9 +70,22 @@ struct dmn_daemon {
     bool stopping;
     int exit_code;
     int next_progress;
+    dmn__status_copy status;
 };
 
 /* ---- writing ------------------------------------------------------------ */
+
+static void dmn__session_close(dmn_session *s);
+static void dmn__stop(dmn_daemon *d, int code);
+
+static void dmn__on_overflow(uv_idle_t *h) {
+    dmn_session *s = h->data;
+    uv_idle_stop(h);
+    if (s->tcp)
+        dmn__session_close(s);
+    else
+        dmn__stop(s->d, 1);
+}
 
 typedef struct dmn_write {
     uv_write_t req;
@@ -90,6 +113,19 @@ static void dmn__hook_write(void *ud, const char *data, size_t len) {
             data += n;
             len -= (size_t)n;
         }
+        return;
+    }
+    /* A client that stops reading must not make the daemon grow without
+     * bound: past the cap its session ends. */
+    if (s->overflow)
+        return;
+    if (uv_stream_get_write_queue_size(s->out) > DMN__MAX_WRITE_QUEUE) {
+        BASE_LOGE("dmn", "client is not reading (over %d MiB queued): closing its session",
+                  DMN__MAX_WRITE_QUEUE >> 20);
+        /* Not from inside the server's own call: on the next loop turn. */
+        s->overflow = true;
+        if (s->keeper)
+            uv_idle_start(s->keeper, dmn__on_overflow);
         return;
     }
     dmn_write *w = malloc(sizeof(*w) + len);
@@ -170,8 +206,6 @@ static void dmn__session_close(dmn_session *s) {
         dmn__close_handle(s->in);
 }
 
-static void dmn__stop(dmn_daemon *d, int code);
-
 static void dmn__hook_exit(void *ud, lsp_server *srv, int code) {
     (void)srv;
     dmn_session *s = ud;
@@ -246,6 +280,19 @@ static void dmn__hook_configuration(void *ud, lsp_server *srv, const json_t *set
     dmn__apply_settings(s);
 }
 
+/* A new session learns the model's current state at once. */
+static void dmn__hook_initialized(void *ud, lsp_server *srv) {
+    dmn_session *s = ud;
+    const dmn__status_copy *c = &s->d->status;
+    if (!c->set)
+        return;
+    lsp_status st = {.model = c->model,
+                     .device = c->device,
+                     .state = c->state,
+                     .last_latency_ms = c->last_latency_ms};
+    lsp_server_status(srv, &st);
+}
+
 static bool dmn__hook_allow(void *ud, lsp_server *srv, const lsp_doc *doc) {
     (void)ud;
     return dmn_config_allows(lsp_server_settings(srv), lsp_doc_uri(doc), lsp_doc_language_id(doc));
@@ -263,6 +310,7 @@ static dmn_session *dmn__session_new(dmn_daemon *d, bool tcp) {
         .initialize = dmn__hook_initialize,
         .configuration = dmn__hook_configuration,
         .allow = dmn__hook_allow,
+        .initialized = dmn__hook_initialized,
         .ud = s,
     };
     lsp_server_opts opts = {.max_message = d->cfg->max_message, .version = INFILLD_VERSION};
@@ -560,7 +608,20 @@ static void dmn__stop(dmn_daemon *d, int code) {
 
 /* ---- host: provider → every session ----------------------------------------- */
 
+static char *dmn__dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
 void dmn_host_status(dmn_host *h, const lsp_status *st) {
+    if (h && st) {
+        dmn__status_copy *c = &h->d->status;
+        free(c->model);
+        free(c->device);
+        free(c->state);
+        c->model = dmn__dup_or_null(st->model);
+        c->device = dmn__dup_or_null(st->device);
+        c->state = dmn__dup_or_null(st->state);
+        c->last_latency_ms = st->last_latency_ms;
+        c->set = true;
+    }
     for (dmn_session *s = h ? h->d->sessions : NULL; s; s = s->next)
         if (!s->closing)
             lsp_server_status(s->srv, st);
@@ -662,6 +723,9 @@ int dmn_serve(dmn_config *cfg) {
     /* The provider goes after every session has been closed. */
     dmn_provider_free(d.provider);
     uv_run(&loop, UV_RUN_DEFAULT); /* callbacks the provider's teardown queued */
+    free(d.status.model);
+    free(d.status.device);
+    free(d.status.state);
     if (uv_loop_close(&loop) != 0)
         BASE_LOGW("dmn", "event loop closed with handles still open");
     return d.exit_code;

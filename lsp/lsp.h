@@ -124,6 +124,9 @@ typedef struct lsp_server_hooks {
      * per-language enable). A refused document gets empty answers. */
     bool (*allow)(void *ud, lsp_server *srv, const lsp_doc *doc);
     void *ud;
+    /* Optional. The `initialized` notification arrived: the session is ready
+     * for server-initiated messages (e.g. the current infilld/status). */
+    void (*initialized)(void *ud, lsp_server *srv);
 } lsp_server_hooks;
 
 typedef struct lsp_server_opts {

@@ -1447,6 +1447,10 @@ static void lsp__notification(lsp_server *s, const char *m, json_t *params) {
     }
     lsp__trace_in(s, m, NULL, params);
     if (strcmp(m, "initialized") == 0) {
+        if (!s->initialized_note && s->hooks.initialized) {
+            s->initialized_note = true;
+            s->hooks.initialized(s->hooks.ud, s);
+        }
         s->initialized_note = true;
     } else if (strcmp(m, "textDocument/didOpen") == 0) {
         lsp__on_did_open(s, params);

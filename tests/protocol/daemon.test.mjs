@@ -40,9 +40,13 @@ test('TCP: sessions share the daemon; exit ends one session only; SIGTERM ends a
   await a.conn.sendNotification('exit');
   await a.closed;
   assert.equal((await inline(b.conn, URI, 0, 4)).items[0].insertText, 'fake()');
-  // New connections are still accepted.
-  const c = await tcpSession(port);
+  // New connections are still accepted, and learn the current model state.
+  const c = await tcpSession(port, { initOptions: { status: true } });
   await c.init();
+  await c.conn.sendNotification('initialized', {});
+  const st = await c.conn.waitNote('infilld/status');
+  assert.equal(st.model, '/shared/m');
+  assert.equal(st.state, 'ready');
   c.sock.destroy();
   d.proc.kill('SIGTERM');
   const r = await d.exited;
