@@ -36,14 +36,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef ENG_HAVE_BLAS
-#include <cblas.h>
-#endif
+#include <dlfcn.h>
+#include <pthread.h>
 
 typedef enum eng__path { ENG__PATH_REF = 0, ENG__PATH_SIMD, ENG__PATH_BLAS } eng__path;
 
 enum {
-    ENG__NB = 128, /* weight rows per matmul task */
+    ENG__NB = 128, /* most weight rows per matmul task (scratch size) */
     ENG__QC = 64,  /* query rows per attention task */
     ENG__LCH = 32, /* LM-head rows per step chunk */
 };
@@ -92,6 +91,48 @@ struct eng_bctx {
     int layer;
 };
 
+/* ---- OpenBLAS, loaded at run time -------------------------------------------------
+ * Debian's OpenBLAS picks its kernels at load time from the CPU model; on
+ * CPUs it does not know (virtual machines report a generic "Intel Xeon
+ * Processor") it falls back to the SSE3 "Prescott" kernels, several times
+ * slower than its AVX-512 ones. So the library is dlopen'ed on first use, and
+ * OPENBLAS_CORETYPE is set from the CPU's features before (when the user has
+ * not set it). Without the library the backend uses its own kernels. */
+
+static eng__blas eng__blas_fns;
+static bool eng__blas_ok;
+static pthread_once_t eng__blas_once = PTHREAD_ONCE_INIT;
+
+static void eng__blas_load(void) {
+    if (getenv("INFILLD_NO_BLAS"))
+        return;
+#if defined(__x86_64__)
+    if (!getenv("OPENBLAS_CORETYPE")) {
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+            setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
+        else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            setenv("OPENBLAS_CORETYPE", "Haswell", 0);
+    }
+#endif
+    void *h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        h = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    *(void **)&eng__blas_fns.sgemm = dlsym(h, "cblas_sgemm");
+    *(void **)&eng__blas_fns.set_threads = dlsym(h, "openblas_set_num_threads");
+    *(void **)&eng__blas_fns.corename = dlsym(h, "openblas_get_corename");
+    eng__blas_ok = eng__blas_fns.sgemm && eng__blas_fns.set_threads && eng__blas_fns.corename;
+    /* The handle stays open for the life of the process. */
+}
+
+const eng__blas *eng__blas_get(void) {
+    pthread_once(&eng__blas_once, eng__blas_load);
+    return eng__blas_ok ? &eng__blas_fns : NULL;
+}
+
 /* ---- init ----------------------------------------------------------------------- */
 
 static int eng__ncores(void) {
@@ -123,11 +164,8 @@ static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opt
     const char *ref = getenv("INFILLD_CPU_REFERENCE");
     const char *kern = getenv("INFILLD_CPU_KERNEL");
     be->k = eng__kernels_get(true);
-#ifdef ENG_HAVE_BLAS
-    be->path = ENG__PATH_BLAS;
-#else
-    be->path = ENG__PATH_SIMD;
-#endif
+    const eng__blas *blas = eng__blas_get();
+    be->path = blas ? ENG__PATH_BLAS : ENG__PATH_SIMD;
     if (kern && strcmp(kern, "portable") == 0) {
         be->path = ENG__PATH_SIMD;
         be->k = eng__kernels_get(false);
@@ -138,10 +176,8 @@ static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opt
     }
     if (ref && ref[0] && strcmp(ref, "0") != 0)
         be->path = ENG__PATH_REF;
-#ifdef ENG_HAVE_BLAS
     if (be->path == ENG__PATH_BLAS)
-        openblas_set_num_threads(1); /* parallelism comes from our pool, one sgemm per tile */
-#endif
+        blas->set_threads(1); /* parallelism comes from our pool, one sgemm per tile */
 
     const int L = in->n_layer, d = in->d_model, qd = in->n_head * in->head_dim,
               kvd = in->n_kv_head * in->head_dim;
@@ -189,9 +225,10 @@ static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opt
     const char *pname = be->path == ENG__PATH_REF    ? "reference"
                         : be->path == ENG__PATH_BLAS ? "OpenBLAS sgemm"
                                                      : be->k->name;
-    snprintf(be->desc, sizeof be->desc, "cpu (%s%s%s, %d thread%s)", pname,
-             be->path == ENG__PATH_BLAS ? " + " : "", be->path == ENG__PATH_BLAS ? be->k->name : "",
-             be->nt, be->nt == 1 ? "" : "s");
+    const bool bl = be->path == ENG__PATH_BLAS;
+    snprintf(be->desc, sizeof be->desc, "cpu (%s%s%s%s%s, %d thread%s)", pname, bl ? " " : "",
+             bl ? blas->corename() : "", bl ? " + " : "", bl ? be->k->name : "", be->nt,
+             be->nt == 1 ? "" : "s");
     return be;
 }
 
@@ -331,11 +368,9 @@ static void eng__mm_task(void *arg, int task, int tid) {
             }
         break;
     case ENG__PATH_BLAS:
-#ifdef ENG_HAVE_BLAS
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N1, K, 1.0f, X, j->ldx, wt, K,
-                    j->acc ? 1.0f : 0.0f, Y, j->ldy);
+        eng__blas_get()->sgemm(ENG__ROW_MAJOR, ENG__NO_TRANS, ENG__TRANS, M, N1, K, 1.0f, X, j->ldx,
+                               wt, K, j->acc ? 1.0f : 0.0f, Y, j->ldy);
         break;
-#endif
     case ENG__PATH_SIMD:
         be->k->gemm(X, j->ldx, wt, K, Y, j->ldy, M, N1, K, j->acc);
         break;
@@ -352,7 +387,13 @@ static void eng__mm(eng_bctx *c, const float *X, int ldx, int M, const eng_tenso
     if (M <= 0)
         return;
     const int nt = c->be->nt, N = (int)W->rows;
-    eng__mm_job j = {c, X, ldx, M, W, bias, Y, ldy, acc, ENG__NB, M, 0};
+    /* Weight rows per task: a multiple of 12 (the kernels' 3- and 4-row tiles)
+     * whose f32 tile stays within ~256 KiB, so that it is reused from L2 by
+     * every block of X rows. */
+    const int K = (int)W->cols;
+    int nb = (65536 / K) / 12 * 12;
+    nb = nb < 24 ? 24 : nb > 120 ? 120 : nb;
+    eng__mm_job j = {c, X, ldx, M, W, bias, Y, ldy, acc, nb, M, 0};
     j.n_nt = (N + j.nb - 1) / j.nb;
     int n_mt = 1;
     if (j.n_nt < 4 * nt && M >= 32) {
@@ -512,26 +553,21 @@ static void eng__attn_task(void *arg, int task, int tid) {
         return;
     }
 
-#ifdef ENG_HAVE_BLAS
+    /* S = Q K^T (scaled below), then a masked softmax per row, then O = S V. */
     if (be->path == ENG__PATH_BLAS)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, len, hd, scale, Q, qd, K, kvd,
-                    0.0f, S, len);
-#endif
+        eng__blas_get()->sgemm(ENG__ROW_MAJOR, ENG__NO_TRANS, ENG__TRANS, nq, len, hd, 1.0f, Q, qd,
+                               K, kvd, 0.0f, S, len);
+    else
+        be->k->gemm(Q, qd, K, kvd, S, len, nq, len, hd, false);
     for (int qi = 0; qi < nq; qi++) {
         float *s = S + (int64_t)qi * len;
         if (!valid[c->ws + q0 + qi]) {
             memset(s, 0, (size_t)len * sizeof(float));
             continue;
         }
-        const float *qv = Q + (int64_t)qi * qd;
         float mx = -INFINITY;
         for (int j = 0; j < len; j++) {
-            if (!valid[j]) {
-                s[j] = -INFINITY;
-                continue;
-            }
-            if (be->path != ENG__PATH_BLAS)
-                s[j] = be->k->dot(qv, K + (int64_t)j * kvd, hd) * scale;
+            s[j] = valid[j] ? s[j] * scale : -INFINITY;
             mx = s[j] > mx ? s[j] : mx;
         }
         for (int j = 0; j < len; j++)
@@ -544,21 +580,12 @@ static void eng__attn_task(void *arg, int task, int tid) {
         for (int j = 0; j < len; j++)
             s[j] *= iz;
     }
-#ifdef ENG_HAVE_BLAS
     if (be->path == ENG__PATH_BLAS) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, len, 1.0f, S, len, Vv, kvd,
-                    0.0f, O, qd);
+        eng__blas_get()->sgemm(ENG__ROW_MAJOR, ENG__NO_TRANS, ENG__NO_TRANS, nq, hd, len, 1.0f, S,
+                               len, Vv, kvd, 0.0f, O, qd);
         return;
     }
-#endif
-    for (int qi = 0; qi < nq; qi++) {
-        float *o = O + (int64_t)qi * qd;
-        const float *s = S + (int64_t)qi * len;
-        memset(o, 0, (size_t)hd * sizeof(float));
-        for (int j = 0; j < len; j++)
-            if (s[j] != 0.0f)
-                be->k->axpy(o, s[j], Vv + (int64_t)j * kvd, hd);
-    }
+    be->k->pv(S, len, nq, len, Vv, kvd, O, qd, hd);
 }
 
 /* ---- the pass ---------------------------------------------------------------------------------

@@ -15,9 +15,25 @@ typedef struct eng__kernels {
     void (*gemm)(const float *X, int ldx, const float *W, int ldw, float *Y, int ldy, int M, int N,
                  int K, bool acc);
     void (*exp)(float *x, int n); /* in place */
+    /* O[i, :hd] = sum_j P[i, j] V[j, :hd] for i < nq, j < len (attention's P V). */
+    void (*pv)(const float *P, int ldp, int nq, int len, const float *V, int ldv, float *O, int ldo,
+               int hd);
 } eng__kernels;
 
-/* AVX2+FMA when allowed and the CPU has it, else portable C. */
+/* OpenBLAS entry points (dlopen'ed; CBLAS enum values spelled out). */
+enum { ENG__ROW_MAJOR = 101, ENG__NO_TRANS = 111, ENG__TRANS = 112 };
+typedef struct eng__blas {
+    void (*sgemm)(int order, int ta, int tb, int M, int N, int K, float alpha, const float *A,
+                  int lda, const float *B, int ldb, float beta, float *C, int ldc);
+    void (*set_threads)(int n);
+    char *(*corename)(void);
+} eng__blas;
+/* The process-wide OpenBLAS, loaded on first call; NULL when unavailable
+ * (or INFILLD_NO_BLAS is set). */
+const eng__blas *eng__blas_get(void);
+
+/* AVX-512 or AVX2+FMA when allowed and the CPU has it (INFILLD_CPU_ISA=avx2
+ * caps it at AVX2), else portable C. */
 const eng__kernels *eng__kernels_get(bool allow_simd);
 
 #endif

@@ -4,6 +4,7 @@
 #include "cpu_impl.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -57,6 +58,19 @@ static void eng__gemm_portable(const float *X, int ldx, const float *W, int ldw,
             float v = eng__dot_portable(X + (int64_t)m * ldx, W + (int64_t)n * ldw, K);
             Y[(int64_t)m * ldy + n] = acc ? Y[(int64_t)m * ldy + n] + v : v;
         }
+}
+
+static void eng__pv_portable(const float *P, int ldp, int nq, int len, const float *V, int ldv,
+                             float *O, int ldo, int hd) {
+    for (int i = 0; i < nq; i++) {
+        float *o = O + (int64_t)i * ldo;
+        memset(o, 0, (size_t)hd * sizeof(float));
+        for (int j = 0; j < len; j++) {
+            const float p = P[(int64_t)i * ldp + j];
+            if (p != 0.0f)
+                eng__axpy_portable(o, p, V + (int64_t)j * ldv, hd);
+        }
+    }
 }
 
 /* Natural exponential, elementwise in place. */
@@ -220,7 +234,241 @@ ENG__AVX2 static inline __m256 eng__exp256(__m256 x) {
     return _mm256_blendv_ps(p, _mm256_set1_ps(INFINITY), over);
 }
 
+ENG__AVX2 static void eng__pv_avx2(const float *P, int ldp, int nq, int len, const float *V,
+                                   int ldv, float *O, int ldo, int hd) {
+    for (int i = 0; i < nq; i++) {
+        float *o = O + (int64_t)i * ldo;
+        memset(o, 0, (size_t)hd * sizeof(float));
+        for (int j = 0; j < len; j++) {
+            const float p = P[(int64_t)i * ldp + j];
+            if (p != 0.0f)
+                eng__axpy_avx2(o, p, V + (int64_t)j * ldv, hd);
+        }
+    }
+}
+
 ENG__AVX2 static void eng__exp_avx2(float *x, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(x + i, eng__exp256(_mm256_loadu_ps(x + i)));
+    for (; i < n; i++)
+        x[i] = expf(x[i]);
+}
+/* ---- AVX-512 ------------------------------------------------------------------------ */
+#define ENG__AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
+
+ENG__AVX512 static float eng__dot_avx512(const float *a, const float *b, int n) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    int i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+    }
+    for (; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, a + i), _mm512_maskz_loadu_ps(k, b + i), s0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+
+ENG__AVX512 static void eng__axpy_avx512(float *y, float a, const float *x, int n) {
+    __m512 va = _mm512_set1_ps(a);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(
+            y + i, k,
+            _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(k, x + i), _mm512_maskz_loadu_ps(k, y + i)));
+    }
+}
+
+ENG__AVX512 static void eng__convert_avx512(const eng_tensor *w, int64_t row0, int nrows,
+                                            float *out) {
+    const int64_t K = w->cols;
+    const int64_t n = (int64_t)nrows * K;
+    if (w->dtype == ENG_BF16) {
+        const uint16_t *s = (const uint16_t *)w->data + row0 * K;
+        int64_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(s + i)));
+            _mm512_storeu_si512((void *)(out + i), _mm512_slli_epi32(v, 16));
+        }
+        for (; i < n; i++)
+            out[i] = eng__bf16_to_f32(s[i]);
+    } else if (w->dtype == ENG_F16) {
+        const uint16_t *s = (const uint16_t *)w->data + row0 * K;
+        int64_t i = 0;
+        for (; i + 16 <= n; i += 16)
+            _mm512_storeu_ps(out + i,
+                             _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(s + i))));
+        for (; i < n; i++)
+            out[i] = eng__f16_to_f32(s[i]);
+    } else {
+        memcpy(out, (const float *)w->data + row0 * K, (size_t)n * sizeof(float));
+    }
+}
+
+/* 8 x 3 register tile: 24 accumulators + 3 W vectors + 1 X vector = 28 zmm.
+ * Per 16-wide k step: 11 loads for 24 FMAs; the K tail uses masked loads. */
+ENG__AVX512 static void eng__gemm_avx512(const float *X, int ldx, const float *W, int ldw, float *Y,
+                                         int ldy, int M, int N, int K, bool acc) {
+    int m = 0;
+    for (; m + 8 <= M; m += 8) {
+        const float *x = X + (int64_t)m * ldx;
+        int n = 0;
+        for (; n + 3 <= N; n += 3) {
+            const float *w0 = W + (int64_t)n * ldw, *w1 = w0 + ldw, *w2 = w1 + ldw;
+            /* Named accumulators: an indexed array would be spilled to the stack. */
+#define ENG__DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0, c##i##2 = c##i##0
+            ENG__DECL(0);
+            ENG__DECL(1);
+            ENG__DECL(2);
+            ENG__DECL(3);
+            ENG__DECL(4);
+            ENG__DECL(5);
+            ENG__DECL(6);
+            ENG__DECL(7);
+#undef ENG__DECL
+            for (int k = 0; k < K; k += 16) {
+                __mmask16 km = K - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
+                __m512 b0 = _mm512_maskz_loadu_ps(km, w0 + k),
+                       b1 = _mm512_maskz_loadu_ps(km, w1 + k),
+                       b2 = _mm512_maskz_loadu_ps(km, w2 + k);
+#define ENG__ROW(i)                                                                                \
+    do {                                                                                           \
+        __m512 a = _mm512_maskz_loadu_ps(km, x + (int64_t)(i)*ldx + k);                            \
+        c##i##0 = _mm512_fmadd_ps(a, b0, c##i##0);                                                 \
+        c##i##1 = _mm512_fmadd_ps(a, b1, c##i##1);                                                 \
+        c##i##2 = _mm512_fmadd_ps(a, b2, c##i##2);                                                 \
+    } while (0)
+                ENG__ROW(0);
+                ENG__ROW(1);
+                ENG__ROW(2);
+                ENG__ROW(3);
+                ENG__ROW(4);
+                ENG__ROW(5);
+                ENG__ROW(6);
+                ENG__ROW(7);
+#undef ENG__ROW
+            }
+#define ENG__OUT(i)                                                                                \
+    do {                                                                                           \
+        float *y = Y + (int64_t)(m + (i)) * ldy + n;                                               \
+        float v0 = _mm512_reduce_add_ps(c##i##0), v1 = _mm512_reduce_add_ps(c##i##1),              \
+              v2 = _mm512_reduce_add_ps(c##i##2);                                                  \
+        y[0] = acc ? y[0] + v0 : v0;                                                               \
+        y[1] = acc ? y[1] + v1 : v1;                                                               \
+        y[2] = acc ? y[2] + v2 : v2;                                                               \
+    } while (0)
+            ENG__OUT(0);
+            ENG__OUT(1);
+            ENG__OUT(2);
+            ENG__OUT(3);
+            ENG__OUT(4);
+            ENG__OUT(5);
+            ENG__OUT(6);
+            ENG__OUT(7);
+#undef ENG__OUT
+        }
+        for (; n < N; n++)
+            for (int i = 0; i < 8; i++) {
+                float v = eng__dot_avx512(x + (int64_t)i * ldx, W + (int64_t)n * ldw, K);
+                float *y = Y + (int64_t)(m + i) * ldy + n;
+                *y = acc ? *y + v : v;
+            }
+    }
+    /* Remaining rows: 1 x 4 tiles. */
+    for (; m < M; m++) {
+        const float *x = X + (int64_t)m * ldx;
+        int n = 0;
+        for (; n + 4 <= N; n += 4) {
+            const float *w0 = W + (int64_t)n * ldw;
+            __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+            for (int k = 0; k < K; k += 16) {
+                __mmask16 km = K - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
+                __m512 a = _mm512_maskz_loadu_ps(km, x + k);
+                c0 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(km, w0 + k), c0);
+                c1 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(km, w0 + ldw + k), c1);
+                c2 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(km, w0 + 2 * (int64_t)ldw + k), c2);
+                c3 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(km, w0 + 3 * (int64_t)ldw + k), c3);
+            }
+            float r[4] = {_mm512_reduce_add_ps(c0), _mm512_reduce_add_ps(c1),
+                          _mm512_reduce_add_ps(c2), _mm512_reduce_add_ps(c3)};
+            for (int j = 0; j < 4; j++) {
+                float *y = Y + (int64_t)m * ldy + n + j;
+                *y = acc ? *y + r[j] : r[j];
+            }
+        }
+        for (; n < N; n++) {
+            float v = eng__dot_avx512(x, W + (int64_t)n * ldw, K);
+            float *y = Y + (int64_t)m * ldy + n;
+            *y = acc ? *y + v : v;
+        }
+    }
+}
+
+/* Four query rows at a time share each V row: 4 x 4 accumulators per 64 columns. */
+ENG__AVX512 static void eng__pv_avx512(const float *P, int ldp, int nq, int len, const float *V,
+                                       int ldv, float *O, int ldo, int hd) {
+    for (int c0 = 0; c0 < hd; c0 += 64) {
+        const int w = hd - c0 < 64 ? hd - c0 : 64;
+        __mmask16 mk[4];
+        for (int v = 0; v < 4; v++) {
+            int left = w - 16 * v;
+            mk[v] = left >= 16  ? (__mmask16)0xffff
+                    : left <= 0 ? (__mmask16)0
+                                : (__mmask16)((1u << left) - 1);
+        }
+        int i = 0;
+        for (; i + 4 <= nq; i += 4) {
+            __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
+            __m512 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+            __m512 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+            __m512 a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+            const float *p0 = P + (int64_t)i * ldp;
+            for (int j = 0; j < len; j++) {
+                const float *vr = V + (int64_t)j * ldv + c0;
+                __m512 v0 = _mm512_maskz_loadu_ps(mk[0], vr),
+                       v1 = _mm512_maskz_loadu_ps(mk[1], vr + 16),
+                       v2 = _mm512_maskz_loadu_ps(mk[2], vr + 32),
+                       v3 = _mm512_maskz_loadu_ps(mk[3], vr + 48);
+#define ENG__PV(r)                                                                                 \
+    do {                                                                                           \
+        __m512 p = _mm512_set1_ps(p0[(int64_t)(r)*ldp + j]);                                       \
+        a##r##0 = _mm512_fmadd_ps(p, v0, a##r##0);                                                 \
+        a##r##1 = _mm512_fmadd_ps(p, v1, a##r##1);                                                 \
+        a##r##2 = _mm512_fmadd_ps(p, v2, a##r##2);                                                 \
+        a##r##3 = _mm512_fmadd_ps(p, v3, a##r##3);                                                 \
+    } while (0)
+                ENG__PV(0);
+                ENG__PV(1);
+                ENG__PV(2);
+                ENG__PV(3);
+#undef ENG__PV
+            }
+#define ENG__ST(r)                                                                                 \
+    do {                                                                                           \
+        float *o = O + (int64_t)(i + (r)) * ldo + c0;                                              \
+        _mm512_mask_storeu_ps(o, mk[0], a##r##0);                                                  \
+        _mm512_mask_storeu_ps(o + 16, mk[1], a##r##1);                                             \
+        _mm512_mask_storeu_ps(o + 32, mk[2], a##r##2);                                             \
+        _mm512_mask_storeu_ps(o + 48, mk[3], a##r##3);                                             \
+    } while (0)
+            ENG__ST(0);
+            ENG__ST(1);
+            ENG__ST(2);
+            ENG__ST(3);
+#undef ENG__ST
+        }
+        for (; i < nq; i++) {
+            float *o = O + (int64_t)i * ldo + c0;
+            memset(o, 0, (size_t)w * sizeof(float));
+            for (int j = 0; j < len; j++)
+                eng__axpy_avx512(o, P[(int64_t)i * ldp + j], V + (int64_t)j * ldv + c0, w);
+        }
+    }
+}
+
+ENG__AVX512 static void eng__exp_avx512(float *x, int n) {
     int i = 0;
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(x + i, eng__exp256(_mm256_loadu_ps(x + i)));
@@ -233,11 +481,16 @@ ENG__AVX2 static void eng__exp_avx2(float *x, int n) {
 
 static const eng__kernels eng__k_portable = {
     "portable",         eng__dot_portable, eng__axpy_portable, eng__convert_portable,
-    eng__gemm_portable, eng__exp_portable,
+    eng__gemm_portable, eng__exp_portable, eng__pv_portable,
 };
 #ifdef ENG__X86
 static const eng__kernels eng__k_avx2 = {
-    "AVX2+FMA", eng__dot_avx2, eng__axpy_avx2, eng__convert_avx2, eng__gemm_avx2, eng__exp_avx2,
+    "AVX2+FMA",     eng__dot_avx2, eng__axpy_avx2, eng__convert_avx2,
+    eng__gemm_avx2, eng__exp_avx2, eng__pv_avx2,
+};
+static const eng__kernels eng__k_avx512 = {
+    "AVX-512",        eng__dot_avx512, eng__axpy_avx512, eng__convert_avx512,
+    eng__gemm_avx512, eng__exp_avx512, eng__pv_avx512,
 };
 #endif
 
@@ -245,6 +498,10 @@ const eng__kernels *eng__kernels_get(bool allow_simd) {
 #ifdef ENG__X86
     if (allow_simd) {
         __builtin_cpu_init();
+        const char *want = getenv("INFILLD_CPU_ISA"); /* "avx2" caps the ISA for comparisons */
+        if (!(want && strcmp(want, "avx2") == 0) && __builtin_cpu_supports("avx512f") &&
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+            return &eng__k_avx512;
         if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
             __builtin_cpu_supports("f16c"))
             return &eng__k_avx2;

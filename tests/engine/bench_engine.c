@@ -1,0 +1,215 @@
+/* bench_engine: CPU backend speed on a real-shaped checkpoint (not a test).
+ *
+ *   bench_engine --model DIR [--threads N] [--ctx 512] [--hole 32] [--reps 3]
+ *
+ * Reports, for a canvas of ctx context tokens with a hole of `hole` masks in
+ * the middle:
+ *   (a) a full forward over every position with LM-head rows only for the hole,
+ *   (b) a hole-only step (ENG_STEP_WINDOW) attending to the cached context K/V,
+ *   (c) GFLOP/s of (a) against OpenBLAS sgemm 2048^3 on the same threads,
+ *       measured in the same run,
+ *   (d) peak RSS against the weight file size,
+ * plus llama.cpp's llama-diffusion-cli canvas: 13 prompt tokens + 64 masks,
+ * full recompute per step. INFILLD_CPU_KERNEL=avx2|portable|blas|reference
+ * selects the kernel path. Results go to stdout as Markdown. */
+#define _GNU_SOURCE
+#include "cpu_impl.h" /* engine-private: the dlopen'ed OpenBLAS the CPU backend uses */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static double now_s(void) { return (double)base_now_ns() / 1e9; }
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double sgemm_peak(int threads, int reps) {
+    const eng__blas *bl = eng__blas_get();
+    if (!bl)
+        return 0;
+    const int n = 2048;
+    float *a = malloc((size_t)n * n * sizeof(float)), *b = malloc((size_t)n * n * sizeof(float)),
+          *c = malloc((size_t)n * n * sizeof(float));
+    for (size_t i = 0; i < (size_t)n * n; i++) {
+        a[i] = (float)(i % 7) * 0.1f;
+        b[i] = (float)(i % 5) * 0.1f;
+    }
+    bl->set_threads(threads);
+    double best = 1e30;
+    for (int r = 0; r < reps + 1; r++) {
+        double t0 = now_s();
+        bl->sgemm(ENG__ROW_MAJOR, ENG__NO_TRANS, ENG__NO_TRANS, n, n, n, 1.0f, a, n, b, n, 0.0f, c,
+                  n);
+        double t = now_s() - t0;
+        if (r > 0 && t < best)
+            best = t;
+    }
+    bl->set_threads(1);
+    free(a);
+    free(b);
+    free(c);
+    return 2.0 * n * n * (double)n / best / 1e9;
+}
+
+int main(int argc, char **argv) {
+    const char *model = NULL;
+    int threads = 0, ctx_len = 512, hole = 32, reps = 3;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
+            model = argv[++i];
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--ctx") == 0 && i + 1 < argc)
+            ctx_len = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--hole") == 0 && i + 1 < argc)
+            hole = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_engine --model DIR [--threads N] [--ctx 512] [--hole 32] "
+                            "[--reps 3]\n");
+            return 2;
+        }
+    }
+    if (!model || reps < 1 || ctx_len < 2 || hole < 1)
+        return 2;
+    eng_load_opts o;
+    eng_load_opts_default(&o);
+    o.device = ENG_DEVICE_CPU;
+    o.n_threads = threads;
+    eng_error err = {0};
+    double t0 = now_s();
+    eng_model *m = eng_model_load(model, &o, &err);
+    if (!m) {
+        fprintf(stderr, "bench_engine: %s\n", err.msg);
+        return 1;
+    }
+    const double t_load = now_s() - t0;
+    const eng_model_info *in = eng_model_get_info(m);
+    const int len = ctx_len + hole, h0 = ctx_len / 2, h1 = h0 + hole;
+    const int V = in->vocab_size;
+    int32_t *tok = malloc((size_t)len * sizeof *tok), *pos = malloc((size_t)hole * sizeof *pos);
+    base_rng rng;
+    base_rng_seed(&rng, 1);
+    for (int i = 0; i < len; i++)
+        tok[i] = (int32_t)(base_rng_next(&rng) % 150000);
+    for (int i = h0; i < h1; i++) {
+        tok[i] = in->mask_id;
+        pos[i - h0] = i;
+    }
+    int32_t *rows = malloc((size_t)hole * sizeof *rows);
+    for (int i = 0; i < hole; i++)
+        rows[i] = in->shift_logits ? pos[i] - 1 : pos[i];
+    float *logits = malloc((size_t)hole * V * sizeof(float));
+    eng_row_result *res = malloc((size_t)(hole > 64 ? hole : 64) * sizeof *res);
+    eng_ctx *c = eng_ctx_new(m, 1, len, &err);
+    if (!c || !logits || !res) {
+        fprintf(stderr, "bench_engine: %s\n", c ? "out of memory" : err.msg);
+        return 1;
+    }
+    eng_batch b = {1, len, tok, NULL};
+    double *ta = calloc((size_t)reps + 1, sizeof(double)),
+           *tb = calloc((size_t)reps * 4 + 1, sizeof(double)),
+           *tc = calloc((size_t)reps + 1, sizeof(double));
+
+    /* (a) full forward, head rows for the hole only. */
+    for (int r = 0; r <= reps; r++) {
+        double s = now_s();
+        if (eng_forward(c, &b, rows, hole, logits) != BASE_OK)
+            return 1;
+        if (r > 0)
+            ta[r - 1] = now_s() - s;
+    }
+    const double t_a = median(ta, reps);
+    /* (b) hole-only step on the cached context. */
+    eng_sampling smp = {ENG_PICK_DREAM, 0.0f, 1.0f, 0, 1, 0, NULL, 0};
+    eng_step_req full = {ENG_STEP_FULL, 0, 0, pos, hole, smp};
+    eng_step_req win = {ENG_STEP_WINDOW, in->shift_logits ? h0 - 1 : h0, h1, pos, hole, smp};
+    if (eng_step(c, &b, &full, res) != BASE_OK)
+        return 1;
+    for (int r = 0; r <= reps * 4; r++) {
+        double s = now_s();
+        if (eng_step(c, &b, &win, res) != BASE_OK)
+            return 1;
+        if (r > 0)
+            tb[r - 1] = now_s() - s;
+    }
+    const double t_b = median(tb, reps * 4);
+    /* llama.cpp's canvas: 13 prompt + 64 masks, full recompute per step. */
+    const int lc = 13 + 64;
+    int32_t ctok[77], cpos[64];
+    for (int i = 0; i < lc; i++)
+        ctok[i] = i < 13 ? tok[i] : in->mask_id;
+    for (int i = 0; i < 64; i++)
+        cpos[i] = 13 + i;
+    eng_ctx *c2 = eng_ctx_new(m, 1, lc, &err);
+    eng_batch b2 = {1, lc, ctok, NULL};
+    eng_step_req creq = {ENG_STEP_FULL, 0, 0, cpos, 64, smp};
+    for (int r = 0; r <= reps; r++) {
+        double s = now_s();
+        if (eng_step(c2, &b2, &creq, res) != BASE_OK)
+            return 1;
+        if (r > 0)
+            tc[r - 1] = now_s() - s;
+    }
+    const double t_c = median(tc, reps);
+
+    /* FLOPs of (a): the linear layers over every position, attention, the head rows. */
+    const double d = in->d_model, hd = in->head_dim, qd = in->n_head * hd, kvd = in->n_kv_head * hd,
+                 ff = in->d_ff, T = len;
+    const double lin = 2.0 * (qd * d + 2 * kvd * d + d * qd + 3 * d * ff);
+    const double flops_a = in->n_layer * (T * lin + 4.0 * T * T * qd) + 2.0 * hole * (double)V * d;
+    const double Wn = h1 - (in->shift_logits ? h0 - 1 : h0);
+    const double flops_b =
+        in->n_layer * (Wn * lin + 4.0 * Wn * T * qd) + 2.0 * hole * (double)V * d;
+    const int nt = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    const double peak = sgemm_peak(nt, 3);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    const double rss = (double)ru.ru_maxrss * 1024.0;
+
+    printf("model: %s (%s, %d layers, d %d, %d/%d heads, head_dim %d, d_ff %d, vocab %d, %s)\n",
+           model, in->arch, in->n_layer, in->d_model, in->n_head, in->n_kv_head, in->head_dim,
+           in->d_ff, V,
+           in->dtype == ENG_BF16  ? "BF16"
+           : in->dtype == ENG_F16 ? "F16"
+                                  : "F32");
+    printf("device: %s; load %.2f s; reps %d (median)\n\n", eng_model_device_desc(m), t_load, reps);
+    printf("| measurement | time | GFLOP/s | note |\n|---|---|---|---|\n");
+    printf("| (a) full forward, %d positions, %d head rows | %.1f ms | %.1f | %.0f%% of sgemm peak "
+           "|\n",
+           len, hole, t_a * 1e3, flops_a / t_a / 1e9,
+           peak > 0 ? 100 * flops_a / t_a / 1e9 / peak : 0);
+    printf(
+        "| (b) hole-only step (%d rows, cached K/V) | %.1f ms | %.1f | %.1fx faster than (a) |\n",
+        (int)Wn, t_b * 1e3, flops_b / t_b / 1e9, t_a / t_b);
+    printf("| (c) OpenBLAS sgemm 2048^3 peak | | %.1f | %s kernels, %d threads |\n", peak,
+           eng__blas_get() ? eng__blas_get()->corename() : "no OpenBLAS", nt);
+    printf("| (d) peak RSS | %.0f MiB | | %.2fx the weight file (%.0f MiB) |\n", rss / 1048576.0,
+           rss / (double)in->weight_bytes, (double)in->weight_bytes / 1048576.0);
+    printf("| llama.cpp canvas: 13 + 64 masks, full step | %.1f ms | | llama.cpp ~830 ms |\n",
+           t_c * 1e3);
+    eng_ctx_free(c2);
+    eng_ctx_free(c);
+    eng_model_free(m);
+    free(ta);
+    free(tb);
+    free(tc);
+    free(tok);
+    free(pos);
+    free(rows);
+    free(logits);
+    free(res);
+    return 0;
+}
