@@ -19,12 +19,21 @@
  * Environment: INFILLD_CUDA_FP8=1 stores the matrices as FP8 E4M3 with per-row
  * scales; INFILLD_CUDA_GRAPHS=0 runs steps without graphs (debugging).
  * Synthetic weights: when every tensor's data is NULL (bench_cuda), the
- * matrices are filled with deterministic random values on the device. */
+ * matrices are filled with deterministic random values on the device.
+ *
+ * Device loss: after a sticky CUDA error (illegal address, ECC, launch
+ * failure, ...) the failing request gets ERR_DEVICE and every later call runs
+ * on a CPU backend this backend creates from the same (still mapped) weights,
+ * so the daemon keeps serving. INFILLD_CUDA_FAIL_AFTER=N simulates the loss at
+ * the N-th step (tests). */
+#define _POSIX_C_SOURCE 200809L
 #include "backend_cuda.h"
 #include "engine_impl.h"
 #include "kernels.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +67,14 @@ struct eng_backend {
     uint64_t weight_bytes;
     size_t stage_bytes; /* conversion stage size (load time only) */
     bool synthetic;
-    bool lost; /* a sticky CUDA error: every later call fails */
+    atomic_bool lost; /* a sticky CUDA error: later calls run on the CPU fallback */
+    const eng_weights *w;
+    eng_load_opts opts;
+    pthread_mutex_t mu; /* guards the CPU fallback's creation and desc */
+    eng_backend *cpu;   /* CPU fallback after a device loss, created on first need */
+    bool cpu_failed;
+    atomic_int steps; /* for INFILLD_CUDA_FAIL_AFTER */
+    int fail_after;
     char desc[256];
 };
 
@@ -81,6 +97,7 @@ typedef struct eng__cu_host {
 
 struct eng_bctx {
     eng_backend *be;
+    eng_bctx *cpu;   /* CPU fallback context after a device loss */
     kcu_ctx *k;      /* own stream and cuBLAS handle: contexts may run on different threads */
     void *dq;        /* dev FP8 dequantisation scratch (be->dq_bytes), NULL without FP8 */
     float *att_part; /* dev split-key attention partials for short windows */
@@ -115,8 +132,8 @@ static base_status eng__cu_fail(eng_bctx *c, base_status st, const char *what) {
     eng_backend *be = c->be;
     BASE_LOGE(ENG__CU_MOD, "%s failed: %s (%s)", what, kcu_ctx_error(c->k), base_status_str(st));
     if (kcu_ctx_lost(c->k)) {
-        be->lost = true;
-        BASE_LOGE(ENG__CU_MOD, "the CUDA device is lost; requests on it will fail");
+        atomic_store(&be->lost, true);
+        BASE_LOGE(ENG__CU_MOD, "the CUDA device is lost; later requests run on the CPU");
     }
     return st;
 }
@@ -374,6 +391,16 @@ static eng_backend *eng__cu_init(const eng_weights *w, const eng_load_opts *opts
         return NULL;
     }
     be->info = *I;
+    be->w = w;
+    if (opts)
+        be->opts = *opts;
+    else
+        eng_load_opts_default(&be->opts);
+    pthread_mutex_init(&be->mu, NULL);
+    atomic_init(&be->lost, false);
+    atomic_init(&be->steps, 0);
+    const char *fa = getenv("INFILLD_CUDA_FAIL_AFTER");
+    be->fail_after = fa ? atoi(fa) : 0;
     be->synthetic = w->embed.data == NULL;
     eng_dtype src = I->dtype;
     if (eng__cu_env_on("INFILLD_CUDA_FP8"))
@@ -435,10 +462,48 @@ static void eng__cu_free(eng_backend *be) {
     kcu_free(be->k, be->embed);
     kcu_free(be->k, be->norm);
     kcu_ctx_free(be->k);
+    if (be->cpu)
+        eng_backend_cpu.free(be->cpu);
+    pthread_mutex_destroy(&be->mu);
     free(be);
 }
 
 static const char *eng__cu_desc(eng_backend *be) { return be->desc; }
+
+/* The context's CPU fallback after a device loss, creating the CPU backend on
+ * first need (from the weights the engine keeps mapped). NULL if that fails. */
+static eng_bctx *eng__cu_cpu_ctx(eng_bctx *c) {
+    eng_backend *be = c->be;
+    if (c->cpu)
+        return c->cpu;
+    pthread_mutex_lock(&be->mu);
+    if (!be->cpu && !be->cpu_failed) {
+        eng_error err = {0};
+        be->cpu = be->synthetic ? NULL : eng_backend_cpu.init(be->w, &be->opts, &err);
+        if (!be->cpu) {
+            be->cpu_failed = true;
+            BASE_LOGE(ENG__CU_MOD, "no CPU fallback after the device loss: %s",
+                      be->synthetic ? "synthetic weights" : err.msg);
+        } else {
+            char d[sizeof be->desc];
+            snprintf(d, sizeof d, "cuda device lost; running on %s",
+                     eng_backend_cpu.device_desc(be->cpu));
+            memcpy(be->desc, d, sizeof d);
+            BASE_LOGW(ENG__CU_MOD, "%s", d);
+        }
+    }
+    eng_backend *cpu = be->cpu;
+    pthread_mutex_unlock(&be->mu);
+    if (!cpu)
+        return NULL;
+    eng_error err = {0};
+    c->cpu = eng_backend_cpu.ctx_new(cpu, c->max_batch, c->max_len, &err);
+    if (!c->cpu)
+        BASE_LOGE(ENG__CU_MOD, "CPU fallback context: %s", err.msg);
+    else if (c->cancel && eng_backend_cpu.set_cancel)
+        eng_backend_cpu.set_cancel(c->cpu, c->cancel);
+    return c->cpu;
+}
 
 /* ---- context --------------------------------------------------------------------- */
 
@@ -462,9 +527,21 @@ static size_t eng__cu_att_scratch(const eng_backend *be, int max_batch, int max_
 }
 
 static eng_bctx *eng__cu_ctx_new(eng_backend *be, int max_batch, int max_len, eng_error *err) {
-    if (be->lost) {
-        eng__err(err, BASE_ERR_DEVICE, "cuda: the device was lost");
-        return NULL;
+    if (atomic_load(&be->lost)) { /* a shell around a CPU context */
+        eng_bctx *c = calloc(1, sizeof *c);
+        if (!c) {
+            eng__err(err, BASE_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        c->be = be;
+        c->max_batch = max_batch;
+        c->max_len = max_len;
+        if (!eng__cu_cpu_ctx(c)) {
+            free(c);
+            eng__err(err, BASE_ERR_DEVICE, "cuda: the device was lost and the CPU fallback failed");
+            return NULL;
+        }
+        return c;
     }
     const eng_model_info *I = &be->info;
     kcu_device_info di;
@@ -556,10 +633,16 @@ static void eng__cu_ctx_free(eng_bctx *c) {
         kcu_host_free(k, pin[i]);
     free(c->full_valid);
     kcu_ctx_free(k);
+    if (c->cpu)
+        eng_backend_cpu.ctx_free(c->cpu);
     free(c);
 }
 
-static void eng__cu_set_cancel(eng_bctx *c, const volatile int *flag) { c->cancel = flag; }
+static void eng__cu_set_cancel(eng_bctx *c, const volatile int *flag) {
+    c->cancel = flag;
+    if (c->cpu && eng_backend_cpu.set_cancel)
+        eng_backend_cpu.set_cancel(c->cpu, flag);
+}
 
 static bool eng__cu_cancelled(const eng_bctx *c) { return c->cancel && *c->cancel; }
 
@@ -679,8 +762,6 @@ static eng__cu_graph *eng__cu_graph_slot(eng_bctx *c) {
 }
 
 static base_status eng__cu_check_batch(eng_bctx *c, const eng_batch *batch) {
-    if (c->be->lost)
-        return BASE_ERR_DEVICE;
     if (batch->n_seq > c->max_batch || batch->len > c->max_len)
         return BASE_ERR_TOO_LARGE;
     return BASE_OK;
@@ -709,6 +790,16 @@ static void eng__cu_remember_layout(eng_bctx *c, const eng_batch *batch) {
 static base_status eng__cu_step(eng_bctx *c, const eng_batch *batch, const eng_step_req *req,
                                 eng_row_result *out) {
     eng_backend *be = c->be;
+    if (atomic_load(&be->lost)) {
+        eng_bctx *cc = eng__cu_cpu_ctx(c);
+        return cc ? eng_backend_cpu.step(cc, batch, req, out) : BASE_ERR_DEVICE;
+    }
+    if (be->fail_after > 0 && atomic_fetch_add(&be->steps, 1) + 1 >= be->fail_after) {
+        BASE_LOGE(ENG__CU_MOD, "simulated device loss (INFILLD_CUDA_FAIL_AFTER=%d)",
+                  be->fail_after);
+        atomic_store(&be->lost, true);
+        return BASE_ERR_DEVICE;
+    }
     base_status st = eng__cu_check_batch(c, batch);
     if (st)
         return st;
@@ -795,6 +886,10 @@ static base_status eng__cu_step(eng_bctx *c, const eng_batch *batch, const eng_s
 static base_status eng__cu_forward(eng_bctx *c, const eng_batch *batch, const int32_t *rows,
                                    int n_rows, float *logits) {
     eng_backend *be = c->be;
+    if (atomic_load(&be->lost)) {
+        eng_bctx *cc = eng__cu_cpu_ctx(c);
+        return cc ? eng_backend_cpu.forward(cc, batch, rows, n_rows, logits) : BASE_ERR_DEVICE;
+    }
     base_status st = eng__cu_check_batch(c, batch);
     if (st)
         return st;

@@ -9,6 +9,7 @@
  * usable GPU. --cpu-vs-cpu runs the same harness with the CPU backend on both
  * sides (no GPU needed): it checks the harness itself, and must find exact
  * agreement. */
+#define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "diffusion.h"
 #include "engine.h"
@@ -233,6 +234,61 @@ static void check_model(const char *dir) {
     eng_model_free(mc);
 }
 
+/* A sticky device error (simulated at the third step) fails that request with
+ * ERR_DEVICE; later steps run on the CPU fallback and equal the CPU backend. */
+static void check_device_loss(const char *dir) {
+    eng_load_opts o;
+    eng_load_opts_default(&o);
+    eng_error err = {0};
+    o.device = ENG_DEVICE_CPU;
+    eng_model *mc = eng_model_load(dir, &o, &err);
+    setenv("INFILLD_CUDA_FAIL_AFTER", "3", 1);
+    o.device = ENG_DEVICE_CUDA;
+    eng_model *mg = eng_model_load(dir, &o, &err);
+    unsetenv("INFILLD_CUDA_FAIL_AFTER");
+    CHECK(mc && mg);
+    if (!mc || !mg) {
+        eng_model_free(mc);
+        eng_model_free(mg);
+        return;
+    }
+    const int len = 24;
+    int32_t tokens[24], pos[4] = {5, 9, 13, 20};
+    for (int i = 0; i < len; i++)
+        tokens[i] = (int32_t)(next_u32() % 150000u);
+    eng_ctx *cc = eng_ctx_new(mc, 1, len, &err), *cg = eng_ctx_new(mg, 1, len, &err);
+    CHECK(cc && cg);
+    if (cc && cg) {
+        eng_batch b = {1, len, tokens, NULL};
+        eng_step_req req;
+        memset(&req, 0, sizeof req);
+        req.mode = ENG_STEP_FULL;
+        req.positions = pos;
+        req.n_pos = 4;
+        req.sampling.top_p = 1.0f;
+        eng_row_result rc[4], rg[4];
+        CHECK_EQ_I(eng_step(cc, &b, &req, rc), BASE_OK);
+        CHECK_EQ_I(eng_step(cg, &b, &req, rg), BASE_OK);
+        CHECK_EQ_I(eng_step(cg, &b, &req, rg), BASE_OK);
+        CHECK_EQ_I(eng_step(cg, &b, &req, rg), BASE_ERR_DEVICE); /* the lost request */
+        for (int k = 0; k < 2; k++) {
+            memset(rg, 0, sizeof rg);
+            CHECK_EQ_I(eng_step(cg, &b, &req, rg), BASE_OK);
+            CHECK(memcmp(rc, rg, sizeof rc) == 0); /* the CPU backend's exact results */
+        }
+        CHECK(strstr(eng_model_device_desc(mg), "lost") != NULL);
+        fprintf(stderr, "  device loss: %s\n", eng_model_device_desc(mg));
+    }
+    eng_ctx_free(cc);
+    eng_ctx_free(cg);
+    /* a context made after the loss runs on the CPU from the start */
+    eng_ctx *c2 = eng_ctx_new(mg, 1, len, &err);
+    CHECK(c2 != NULL);
+    eng_ctx_free(c2);
+    eng_model_free(mg);
+    eng_model_free(mc);
+}
+
 int main(int argc, char **argv) {
     int first = 1;
     if (argc > 1 && strcmp(argv[1], "--cpu-vs-cpu") == 0) {
@@ -254,5 +310,7 @@ int main(int argc, char **argv) {
     }
     for (int i = first; i < argc; i++)
         check_model(argv[i]);
+    if (!cpu_vs_cpu)
+        check_device_loss(argv[first]);
     return check_finish("test_gpu_parity");
 }
