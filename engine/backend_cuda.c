@@ -840,6 +840,7 @@ static base_status eng__cu_step(eng_bctx *c, const eng_batch *batch, const eng_s
     }
 
     kcu_ctx *k = c->k;
+    eng__cu_graph *g = NULL;
     if (c->use_graphs) {
         eng__cuda_graph_key key;
         memset(&key, 0, sizeof key);
@@ -848,21 +849,30 @@ static base_status eng__cu_step(eng_bctx *c, const eng_batch *batch, const eng_s
         key.win_start = p.win_start;
         key.n_q = p.n_q;
         key.n_head_rows = p.n_head_rows;
-        eng__cu_graph *g = eng__cu_graph_find(c, &key);
+        g = eng__cu_graph_find(c, &key);
         if (!g) {
             g = eng__cu_graph_slot(c);
-            if ((st = kcu_graph_begin(k)))
-                return eng__cu_fail(c, st, "graph capture");
-            base_status pst = eng__cu_step_program(c, &p);
+            base_status pst = kcu_graph_begin(k);
+            if (!pst)
+                pst = eng__cu_step_program(c, &p);
             kcu_graph *ng = NULL;
             st = kcu_graph_end(k, &ng);
             if (pst || st) {
                 kcu_graph_free(ng);
-                return eng__cu_fail(c, pst ? pst : st, "step capture");
+                g = NULL;
+                if (kcu_ctx_lost(k))
+                    return eng__cu_fail(c, pst ? pst : st, "step capture");
+                /* A launch sequence that cannot be captured still runs eagerly. */
+                BASE_LOGW(ENG__CU_MOD, "step graph capture failed (%s); running without graphs",
+                          kcu_ctx_error(k));
+                c->use_graphs = false;
+            } else {
+                g->g = ng;
+                g->key = key;
             }
-            g->g = ng;
-            g->key = key;
         }
+    }
+    if (g) {
         g->used = ++c->stamp;
         if ((st = kcu_graph_launch(k, g->g)))
             return eng__cu_fail(c, st, "step");
