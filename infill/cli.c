@@ -264,6 +264,7 @@ static const char IFL__COMPLETE_USAGE[] =
     "usage: infilld complete FILE --line L --col C [--json] [--explain] [--seed S]\n"
     "                        [--model DIR] [--candidates C] [--alg ALG] [--steps S]\n"
     "                        [--mode exact|cached] [--no-validate] [--device D] [--threads N]\n"
+    "                        [--n TOKENS]   (hole size instead of the span's budget)\n"
     "L and C are 1-based; C counts characters (code points) in the line.\n";
 
 /* Byte offset of 1-based (line, col in code points); clamps col to the line end. */
@@ -337,6 +338,8 @@ int ifl_cli_complete(int argc, char **argv) {
             r.candidates = atoi(v);
         else if (strcmp(k, "--steps") == 0)
             r.steps = atoi(v);
+        else if (strcmp(k, "--n") == 0)
+            r.n_hole = atoi(v);
         else if (strcmp(k, "--alg") == 0)
             ok = eng_alg_parse(v, &r.alg);
         else if (strcmp(k, "--mode") == 0) {

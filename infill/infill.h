@@ -106,6 +106,7 @@ typedef struct ifl_doc_req {
     int steps;    /* 0 = default */
     eng_alg alg;  /* ENG_ALG_DEFAULT = per model */
     int max_hole; /* cap on the span's token budget (0 = none) */
+    int n_hole;   /* > 0: hole size in tokens instead of the span's budget */
     eng_cache_mode mode;
     uint64_t deadline_ns;
     void (*partial)(void *ud, const char *text, size_t len, int step, int steps);

@@ -446,6 +446,8 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
     int n = sp->n_tokens > 0 ? sp->n_tokens : 16;
     if (r->max_hole > 0 && n > r->max_hole)
         n = r->max_hole;
+    if (r->n_hole > 0)
+        n = r->n_hole;
 
     ifl_text_req tr;
     memset(&tr, 0, sizeof tr);
