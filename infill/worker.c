@@ -92,7 +92,7 @@ static void *ifl__worker_main(void *arg) {
         pthread_mutex_unlock(&w->mu);
         uint64_t t0 = base_now_ns();
         if (j->cancel) {
-            j->status = BASE_ERR_CANCELLED;
+            j->status = j->cancel == 2 ? BASE_ERR_SUPERSEDED : BASE_ERR_CANCELLED;
         } else if (!w->model) {
             j->status = BASE_ERR_STATE;
         } else {
