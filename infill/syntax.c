@@ -862,9 +862,7 @@ static base_status ifl__errors_with(ifl_tree *t, const char *s, size_t len, size
  * unbalance brackets against the suffix, ERR_PARSE otherwise. */
 static base_status ifl__validate(ifl_tree *t, const char *s, size_t len, size_t hs, size_t he,
                                  const char *cand, size_t cl) {
-    base_status st = ifl_tree_update(t, s, len);
-    if (st != BASE_OK)
-        return st;
+    base_status st = BASE_OK;
     if (ifl__blank(cand, 0, cl))
         return BASE_ERR_PARSE;
     size_t base_err = 0, cand_err = 0, inside = 0;
@@ -879,6 +877,8 @@ static base_status ifl__validate(ifl_tree *t, const char *s, size_t len, size_t 
                 BASE_OK)
             return st;
     } else {
+        if ((st = ifl_tree_update(t, s, len)) != BASE_OK)
+            return st;
         if (hs == he)
             base_err = ifl_tree_error_count(t, s, len);
         else if ((st = ifl__errors_with(t, s, len, hs, he, "", 0, &base_err, NULL)) != BASE_OK)
@@ -1420,7 +1420,31 @@ base_status ifl_syntax_locate_text(const char *language, const char *text, size_
                                    size_t cursor, size_t sel_start, size_t sel_end, ifl_span *out) {
     ifl_tree *t = gr_language(language) ? ifl_tree_new(language, NULL) : NULL;
     const char *lang = t ? t->lang : NULL;
-    base_status st = ifl__locate(t, lang, text, len, cursor, sel_start, sel_end, out);
+    base_status st;
+    size_t ws = 0, we = len;
+    bool sel = sel_end > sel_start;
+    if (t && text && cursor <= len && sel_end <= len && sel_start <= sel_end) {
+        /* Without a kept tree, a large file is parsed only in the window
+         * around the cursor (whole top-level constructs, plus the line that
+         * follows the window for the next-line rules). */
+        ifl__window(text, len, sel ? sel_start : cursor, sel ? sel_end : cursor, &ws, &we);
+        if (we < len)
+            we = ifl__line_end(text, len, we);
+        if (len - (we - ws) < IFL__WINDOW_MIN_SAVING) {
+            ws = 0;
+            we = len;
+        }
+    }
+    if (ws == 0 && we == len) {
+        st = ifl__locate(t, lang, text, len, cursor, sel_start, sel_end, out);
+    } else {
+        st = ifl__locate(t, lang, text + ws, we - ws, cursor - ws, sel ? sel_start - ws : 0,
+                         sel ? sel_end - ws : 0, out);
+        if (st == BASE_OK) {
+            out->hole_start += ws;
+            out->hole_end += ws;
+        }
+    }
     ifl_tree_free(t);
     return st;
 }
@@ -1429,13 +1453,10 @@ base_status ifl_syntax_postprocess_text(const char *language, const char *text, 
                                         const ifl_span *span, const char *candidate,
                                         size_t cand_len, const ifl_post_opts *o, char **out,
                                         size_t *out_len) {
+    /* The tree is parsed only when validation needs the whole file. */
     ifl_tree *t = gr_language(language) ? ifl_tree_new(language, NULL) : NULL;
-    base_status st = BASE_OK;
-    if (t)
-        st = ifl_tree_update(t, text, len);
-    if (st == BASE_OK)
-        st = ifl__postprocess(t, t ? t->lang : NULL, text, len, span, candidate, cand_len, o, out,
-                              out_len);
+    base_status st = ifl__postprocess(t, t ? t->lang : NULL, text, len, span, candidate, cand_len,
+                                      o, out, out_len);
     ifl_tree_free(t);
     return st;
 }

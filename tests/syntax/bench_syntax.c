@@ -101,6 +101,21 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
         post[i] = (double)(c - b) / 1e6;
         both[i] = (double)(c - a) / 1e6;
     }
+    /* The same through the _text entry points (no kept tree; what the
+     * one-shot CLI uses). */
+    double txt[N];
+    for (int i = 0; i < N; i++) {
+        size_t cur = cursors[(size_t)i * 7 % nc];
+        ifl_span sp;
+        ifl_post_opts o = {.validate = true};
+        char *out = NULL;
+        size_t out_len = 0;
+        uint64_t a = cpu_ns();
+        ifl_syntax_locate_text(lang, text, len, cur, 0, 0, &sp);
+        ifl_syntax_postprocess_text(lang, text, len, &sp, cand, strlen(cand), &o, &out, &out_len);
+        txt[i] = (double)(cpu_ns() - a) / 1e6;
+        free(out);
+    }
     /* One-character edits: type 'x' at a random place, reparse, delete it,
      * reparse. */
     base_rng rng;
@@ -137,6 +152,8 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
     report(what, post, N);
     snprintf(what, sizeof(what), "%s: location + validation", name);
     report(what, both, N);
+    snprintf(what, sizeof(what), "%s: location + validation, _text API", name);
+    report(what, txt, N);
     snprintf(what, sizeof(what), "%s: reparse after 1-char edit", name);
     report(what, rep, N);
     printf("%s: candidate accepted %zu/%d\n", name, accepted, N);

@@ -85,6 +85,43 @@ int main(void) {
                BASE_ERR_RANGE);
     CHECK(out == NULL);
 
+    /* Large files: the _text entry points parse only the window around the
+     * cursor; they must agree with the kept-tree path on every span kind. */
+    base_buf big;
+    base_buf_init(&big);
+    for (int f = 0; f < 600; f++)
+        base_buf_printf(&big,
+                        "def f%d(xs):\n    # sum of xs\n    total = sum(xs)\n    if total:\n"
+                        "        \n    return \"%d\"\n\n\n",
+                        f, f);
+    ifl_tree *bt = ifl_tree_new("python", NULL);
+    const char *probes[] = {"sum(xs)", "of xs", "if total:", "    return", "\"3"};
+    size_t offs[] = {4, 3, 9, 0, 2};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(probes); i++) {
+        const char *at = strstr(big.data + big.len / 2, probes[i]);
+        CHECK(at != NULL);
+        if (!at)
+            continue;
+        size_t cur2 = (size_t)(at - big.data) + offs[i];
+        ifl_span a, b;
+        CHECK_EQ_I(ifl_syntax_locate_text("python", big.data, big.len, cur2, 0, 0, &a), BASE_OK);
+        CHECK_EQ_I(ifl_tree_locate(bt, big.data, big.len, cur2, 0, 0, &b), BASE_OK);
+        CHECK_EQ_I(a.kind, b.kind);
+        CHECK_EQ_U(a.hole_start, b.hole_start);
+        CHECK_EQ_I(a.n_tokens, b.n_tokens);
+        char *x = NULL, *y = NULL;
+        size_t xl = 0, yl = 0;
+        base_status sa =
+            ifl_syntax_postprocess_text("python", big.data, big.len, &a, "n = 1\n", 6, &o, &x, &xl);
+        base_status sb = ifl_tree_postprocess(bt, big.data, big.len, &b, "n = 1\n", 6, &o, &y, &yl);
+        CHECK_EQ_I(sa, sb);
+        CHECK((!x && !y) || (x && y && strcmp(x, y) == 0));
+        free(x);
+        free(y);
+    }
+    ifl_tree_free(bt);
+    base_buf_deinit(&big);
+
     /* CRLF documents get CRLF completions. */
     const char *crlf = "int f(void) {\r\n    int a = 1;\r\n    \r\n    return a;\r\n}\r\n";
     size_t cur = strstr(crlf, "    \r\n    return") - crlf + 4;
