@@ -58,7 +58,8 @@ test('TCP: sessions share the daemon; exit ends one session only; SIGTERM ends a
 test('TCP: a dead processId ends that session only', async () => {
   const d = start(TESTD, ['--listen', '127.0.0.1:0']);
   const port = await listeningPort(d);
-  const editor = spawn('sleep', ['30']);
+  const editor = spawn('sleep', ['30'], { stdio: 'ignore' });
+  editor.unref();
   const a = await tcpSession(port, { processId: editor.pid });
   const b = await tcpSession(port, { processId: process.pid });
   await a.init();
@@ -74,7 +75,8 @@ test('TCP: a dead processId ends that session only', async () => {
 });
 
 test('stdio: a dead processId ends the daemon', async () => {
-  const editor = spawn('sleep', ['30']);
+  const editor = spawn('sleep', ['30'], { stdio: 'ignore' });
+  editor.unref();
   const d = start(TESTD);
   const conn = connect(d.proc.stdout, d.proc.stdin);
   await conn.sendRequest('initialize', initParams({ processId: editor.pid }));

@@ -2,6 +2,7 @@
 // vscode-jsonrpc (a real LSP client library), or through raw frames for the
 // malformed-input tests.
 import { spawn } from 'node:child_process';
+import { after } from 'node:test';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 
@@ -22,6 +23,13 @@ if (!TESTD) {
   process.exit(77);
 }
 
+// Daemons still running when the tests end (a failed test) are killed, so
+// that a failure never turns into a hang.
+const children = new Set();
+after(() => {
+  for (const p of children) p.kill('SIGKILL');
+});
+
 // Starts bin with args; resolves when spawned. stderr is collected.
 export function start(bin, args = [], env = {}) {
   const proc = spawn(bin, args, {
@@ -30,7 +38,11 @@ export function start(bin, args = [], env = {}) {
   });
   const d = { proc, stderr: '' };
   proc.stderr.on('data', (b) => { d.stderr += b.toString(); });
-  d.exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  children.add(proc);
+  d.exited = new Promise((resolve) => proc.on('exit', (code, signal) => {
+    children.delete(proc);
+    resolve({ code, signal });
+  }));
   return d;
 }
 
