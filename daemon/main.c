@@ -6,6 +6,9 @@
 #if DMN_HAVE_ENGINE_CLI
 #include "engine.h"
 #endif
+#if DMN_HAVE_GRAMMARS
+#include "grammars.h"
+#endif
 
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +51,12 @@ static int dmn__doctor(void) {
     printf("cuda: built in\n");
 #else
     printf("cuda: not built\n");
+#endif
+#if DMN_HAVE_GRAMMARS
+    printf("grammars:");
+    for (size_t i = 0; i < gr_language_count(); i++)
+        printf(" %s", gr_language_name(i));
+    printf("\n");
 #endif
 #if DMN_HAVE_PIPELINE
     printf("pipeline: infill provider\n");
