@@ -43,7 +43,16 @@ function T.start(setup_code)
     T.finish()
   end
   T.lua([[
-    _G.t = { responses = {}, edits = {} }
+    _G.t = { responses = {}, edits = {}, answers = 0, nulls = 0, errors = 0 }
+    require('infilld')._hooks.on_answer = function(_, err, result)
+      _G.t.answers = _G.t.answers + 1
+      if err then
+        _G.t.errors = _G.t.errors + 1
+        _G.t.last_error = err
+      elseif result == nil or result == vim.NIL then
+        _G.t.nulls = _G.t.nulls + 1
+      end
+    end
     local infilld = require('infilld')
     infilld._hooks.on_response = function(bufnr, result)
       table.insert(_G.t.responses, result)
@@ -117,16 +126,22 @@ function T.mode()
   return T.lua('return vim.api.nvim_get_mode().mode')
 end
 
--- Exits the driver: 0 all checks passed, 1 a failure, 77 skipped.
-function T.finish(code)
+-- Stops the daemon client and the embedded Neovim (T.start may follow).
+function T.stop()
   if chan then
     pcall(T.lua, [[
       local c = require('infilld').client()
-      if c then c.stop() end
+      if c then require('infilld')._call(c, 'stop') end
     ]])
     T.settle(100)
     pcall(vim.fn.jobstop, chan)
+    chan = nil
   end
+end
+
+-- Exits the driver: 0 all checks passed, 1 a failure, 77 skipped.
+function T.finish(code)
+  T.stop()
   if code == nil then
     code = T.failures == 0 and 0 or 1
   end

@@ -40,7 +40,9 @@ local last_status = nil
 -- Per-buffer state, see new_state().
 local states = {}
 
--- Test hooks (tests/editors): on_response(bufnr, result), on_apply_edit(params).
+-- Test hooks (tests/editors): on_response(bufnr, result) for answers with items,
+-- on_answer(bufnr, err, result) for every answer (also null and errors),
+-- on_apply_edit(params).
 M._hooks = {}
 
 local LEVELS = { error = 4, warn = 3, info = 2, debug = 1 }
@@ -71,6 +73,7 @@ local function new_state(bufnr)
     timer = nil,
     pending = nil, -- LSP request id in flight
     pending_seq = 0, -- bumps with every request, so late answers are dropped
+    pending_tick = nil, -- b:changedtick when the request in flight was sent
     last_rid = 0, -- highest server requestId answered (older partials are stale)
     accepted_bytes = 0, -- of items[index].text accepted by word/line so far
     dismissed_tick = nil,
@@ -293,12 +296,16 @@ local function request(st, kind, then_fn)
   }
   st.pending_seq = st.pending_seq + 1
   local seq = st.pending_seq
+  st.pending_tick = api.nvim_buf_get_changedtick(st.bufnr)
   local ok, id = call(c, 'request', 'textDocument/inlineCompletion', params, function(err, result)
     if seq ~= st.pending_seq then
       return -- superseded
     end
     st.pending = nil
     st.partial = nil
+    if M._hooks.on_answer then
+      M._hooks.on_answer(st.bufnr, err, result)
+    end
     if err then
       log('warn', 'inlineCompletion: ' .. tostring(err.message or err))
       return
@@ -681,7 +688,13 @@ local function on_text_changed(bufnr)
   end
   st.dismissed_tick = nil
   -- A keystroke makes the answer in flight stale; the shown item stays while
-  -- it still matches (render drops it otherwise).
+  -- it still matches (render drops it otherwise). TextChangedI only fires once
+  -- typeahead is empty, so a request sent by a mapping typed right after the
+  -- text already saw this change: keep that one.
+  if st.pending and st.pending_tick == api.nvim_buf_get_changedtick(bufnr) then
+    render(st)
+    return
+  end
   cancel_pending(st)
   render(st)
   schedule_request(st)
