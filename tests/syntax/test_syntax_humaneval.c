@@ -5,7 +5,9 @@
  *     (a bracket outside string literals, chosen by a seeded generator);
  *   - reports how often the located span admits the canonical middle (post-
  *     processing without validation returns it unchanged) and how the token
- *     budget N compares with the middle's length (bytes / 3.5).
+ *     budget N compares with the middle's length: bytes / 3.5, and, when built
+ *     with the engine's tokenizer and the Qwen tokenizer.json is installed
+ *     (tests/node_modules), its real token count.
  * Skipped (77) when the data set is absent. Prints one summary line per set;
  * `--tsv FILE` also writes per-problem rows. */
 #define _POSIX_C_SOURCE 200809L
@@ -13,6 +15,9 @@
 #include "syntax.h"
 
 #include <jansson.h>
+#ifdef SYNTAX_QWEN_TOKENIZER_DIR
+#include "engine.h"
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +51,29 @@ static size_t code_brackets(const char *s, size_t n, size_t *pos, size_t max) {
     return k;
 }
 
+static const void *tokenizer; /* eng_tokenizer when built with the engine */
+
+/* Token count of the middle with the real tokenizer; -1 without one. */
+static long real_tokens(const char *s, size_t n) {
+#ifdef SYNTAX_QWEN_TOKENIZER_DIR
+    int32_t *ids = NULL;
+    size_t n_ids = 0;
+    if (tokenizer && eng_tokenize(tokenizer, s, n, &ids, &n_ids) == BASE_OK) {
+        free(ids);
+        return (long)n_ids;
+    }
+#else
+    (void)s;
+    (void)n;
+#endif
+    return -1;
+}
+
+static double median_of(double *v, size_t n) {
+    qsort(v, n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static void run_set(const char *name, const char *path, FILE *tsv) {
     char cmd[2048];
     snprintf(cmd, sizeof(cmd), "gzip -dc '%s'", path);
@@ -58,10 +86,12 @@ static void run_set(const char *name, const char *path, FILE *tsv) {
     size_t problems = 0, accepted = 0, broken = 0, broken_rejected = 0, admitted = 0, covered = 0;
     size_t cap = 8192;
     double *ratios = malloc(cap * sizeof(double));
+    double *ratios_t = malloc(cap * sizeof(double));
+    size_t covered_t = 0, n_t = 0;
     char *line = NULL;
     size_t line_cap = 0;
     ssize_t got;
-    while ((got = getline(&line, &line_cap, f)) > 0 && ratios) {
+    while ((got = getline(&line, &line_cap, f)) > 0 && ratios && ratios_t) {
         json_error_t jerr;
         json_t *j = json_loads(line, 0, &jerr);
         if (!j)
@@ -131,11 +161,20 @@ static void run_set(const char *name, const char *path, FILE *tsv) {
         if (problems > cap) {
             cap *= 2;
             double *nr = realloc(ratios, cap * sizeof(double));
-            if (!nr)
+            if (nr)
+                ratios = nr;
+            double *nt = realloc(ratios_t, cap * sizeof(double));
+            if (nt)
+                ratios_t = nt;
+            if (!nr || !nt)
                 break;
-            ratios = nr;
         }
         ratios[problems - 1] = sp.n_tokens / oracle;
+        long toks = real_tokens(mid, ml);
+        if (toks > 0) {
+            covered_t += sp.n_tokens >= toks;
+            ratios_t[n_t++] = (double)sp.n_tokens / (double)toks;
+        }
         if (tsv)
             fprintf(tsv, "%s\t%s\t%s\t%d\t%d\t%.0f\t%d\t%d\n", name, task,
                     ifl_span_kind_name(sp.kind), sp.n_tokens, sp.max_lines, oracle, admits,
@@ -147,9 +186,7 @@ static void run_set(const char *name, const char *path, FILE *tsv) {
     pclose(f);
     CHECK(problems > 0);
     if (ratios && problems > 0) {
-        qsort(ratios, problems, sizeof(double), cmp_double);
-        double median = problems % 2 ? ratios[problems / 2]
-                                     : (ratios[problems / 2 - 1] + ratios[problems / 2]) / 2;
+        double median = median_of(ratios, problems);
         printf("%s: %zu problems; canonical accepted %zu (%.1f%%); one bracket deleted: rejected "
                "%zu of %zu (%.1f%%); mode admits canonical %.1f%%; N >= oracle %.1f%%; median "
                "N/oracle %.2f\n",
@@ -157,7 +194,12 @@ static void run_set(const char *name, const char *path, FILE *tsv) {
                broken ? 100.0 * broken_rejected / broken : 100.0, 100.0 * admitted / problems,
                100.0 * covered / problems, median);
     }
+    if (ratios_t && n_t > 0)
+        printf("%s: with the Qwen tokenizer (%zu middles): N >= tokens %.1f%%; median N/tokens "
+               "%.2f\n",
+               name, n_t, 100.0 * covered_t / n_t, median_of(ratios_t, n_t));
     free(ratios);
+    free(ratios_t);
     CHECK_EQ_U(accepted, problems);
     CHECK_EQ_U(broken_rejected, broken);
 }
@@ -181,9 +223,19 @@ int main(int argc, char **argv) {
         return 77;
     }
     fclose(probe);
+#ifdef SYNTAX_QWEN_TOKENIZER_DIR
+    eng_error eerr;
+    memset(&eerr, 0, sizeof(eerr));
+    tokenizer = eng_tokenizer_load(SYNTAX_QWEN_TOKENIZER_DIR, &eerr);
+    if (!tokenizer)
+        fprintf(stderr, "test_syntax_humaneval: no tokenizer (%s), byte estimate only\n", eerr.msg);
+#endif
     run_set("single-line", single, tsv);
     run_set("multi-line", multi, tsv);
     if (tsv)
         fclose(tsv);
+#ifdef SYNTAX_QWEN_TOKENIZER_DIR
+    eng_tokenizer_free((eng_tokenizer *)tokenizer);
+#endif
     return check_finish("test_syntax_humaneval");
 }
