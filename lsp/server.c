@@ -26,6 +26,28 @@ enum {
     LSP__REQUEST_CANCELLED = -32800,
 };
 
+/* The one table from base_status to JSON-RPC error codes (STYLE rule 4). */
+static int lsp__status_code(base_status st) {
+    switch (st) {
+    case BASE_ERR_INVALID:
+    case BASE_ERR_RANGE:
+    case BASE_ERR_NOT_FOUND:
+        return LSP__INVALID_PARAMS;
+    case BASE_ERR_PARSE:
+        return LSP__PARSE_ERROR;
+    case BASE_ERR_TOO_LARGE:
+    case BASE_ERR_STATE:
+    case BASE_ERR_DENIED:
+        return LSP__INVALID_REQUEST;
+    case BASE_ERR_CANCELLED:
+        return LSP__REQUEST_CANCELLED;
+    case BASE_ERR_NOMEM:
+        return LSP__INTERNAL_ERROR;
+    default: /* the model or device failed: the request could not be served */
+        return LSP__REQUEST_FAILED;
+    }
+}
+
 typedef enum lsp__state {
     LSP__UNINIT = 0,
     LSP__RUNNING,  /* initialize answered */
@@ -999,9 +1021,8 @@ base_status lsp_server_complete(lsp_server *srv, lsp_token token, const lsp_comp
         goto done;
     }
     if (status != BASE_OK) {
-        int code = status == BASE_ERR_INVALID || status == BASE_ERR_RANGE ? LSP__INVALID_PARAMS
-                                                                          : LSP__REQUEST_FAILED;
-        lsp__error(srv, p->id, code, "%s", errmsg ? errmsg : base_status_str(status));
+        lsp__error(srv, p->id, lsp__status_code(status), "%s",
+                   errmsg ? errmsg : base_status_str(status));
         goto done;
     }
     lsp_doc *d = lsp_doc_get(srv->docs, p->uri);
@@ -1590,9 +1611,7 @@ base_status lsp_server_feed(lsp_server *srv, const char *data, size_t len) {
             break;
         if (f.kind == LSP_FRAME_ERROR) {
             BASE_LOGW("lsp", "framing: %s", f.error);
-            lsp__error(srv, NULL,
-                       f.status == BASE_ERR_TOO_LARGE ? LSP__INVALID_REQUEST : LSP__PARSE_ERROR,
-                       "%s", f.error);
+            lsp__error(srv, NULL, lsp__status_code(f.status), "%s", f.error);
             continue;
         }
         lsp__dispatch(srv, f.body, f.len);
