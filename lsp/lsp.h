@@ -69,9 +69,11 @@ typedef struct lsp_completion_req {
 } lsp_completion_req;
 
 /* One answer. text replaces the document bytes [start, end); start == end is a
- * pure insertion. For INLINE/COMPLETION the range must lie on the cursor line
- * and may only cover text the inserted text starts with (the server checks and
- * turns an item that breaks this into an insertion at the cursor). */
+ * pure insertion. For INLINE/COMPLETION the range must end at the cursor, lie
+ * on the cursor line and cover only text the inserted text starts with; with
+ * selectedCompletionInfo it must be the selected range (an insertion at the
+ * cursor that continues the selected text is rewritten to it). The server
+ * drops (and logs) items that break this. */
 typedef struct lsp_completion_item {
     const char *text;
     size_t len;
