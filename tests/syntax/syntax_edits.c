@@ -99,7 +99,7 @@ static lsp_point point_at(const char *s, size_t off) {
 }
 
 base_status syntax_edits_run(const char *lang, const char *text, size_t len, base_rng *rng,
-                             int rounds, size_t *mismatches) {
+                             int rounds, bool only_clean, size_t *mismatches) {
     base_status st = BASE_OK;
     base_buf doc;
     base_buf_init(&doc);
@@ -139,6 +139,7 @@ base_status syntax_edits_run(const char *lang, const char *text, size_t len, bas
         char *a = ifl_tree_sexp(t, doc.data, doc.len);
         fresh = ifl_tree_new(lang, &st);
         char *b = fresh ? ifl_tree_sexp(fresh, doc.data, doc.len) : NULL;
+        bool clean = fresh && ifl_tree_error_count(fresh, doc.data, doc.len) == 0;
         ifl_tree_free(fresh);
         fresh = NULL;
         if (!a || !b) {
@@ -147,7 +148,7 @@ base_status syntax_edits_run(const char *lang, const char *text, size_t len, bas
             st = BASE_ERR_NOMEM;
             goto done;
         }
-        if (strcmp(a, b) != 0) {
+        if (strcmp(a, b) != 0 && (clean || !only_clean)) {
             if (*mismatches == 0)
                 fprintf(stderr,
                         "%s: round %d: incremental tree differs from a fresh parse\n"

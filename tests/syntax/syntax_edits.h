@@ -16,8 +16,10 @@ extern const size_t syntax_edits_nseeds;
 /* Applies `rounds` random edits drawn from rng to a copy of text and to an
  * ifl_tree, comparing the incremental tree with a fresh parse after every
  * edit batch; counts differing comparisons in *mismatches (and prints the
- * first). */
+ * first). With only_clean, a difference is counted only when the fresh parse
+ * has no syntax errors: tree-sitter's error recovery may legitimately take
+ * another path when parsing resumes from an edited tree. */
 base_status syntax_edits_run(const char *lang, const char *text, size_t len, base_rng *rng,
-                             int rounds, size_t *mismatches);
+                             int rounds, bool only_clean, size_t *mismatches);
 
 #endif

@@ -19,8 +19,8 @@ int main(int argc, char **argv) {
         base_rng rng;
         base_rng_seed(&rng, 1000 + i);
         size_t mismatches = 0;
-        base_status st =
-            syntax_edits_run(sd->lang, sd->text, strlen(sd->text), &rng, rounds, &mismatches);
+        base_status st = syntax_edits_run(sd->lang, sd->text, strlen(sd->text), &rng, rounds, false,
+                                          &mismatches);
         CHECK_EQ_I(st, BASE_OK);
         CHECK_EQ_U(mismatches, 0);
         total += (size_t)rounds;
