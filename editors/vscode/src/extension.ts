@@ -9,6 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as vscode from 'vscode';
 import {
+  DidChangeConfigurationNotification,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
@@ -226,13 +227,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       const s = settings();
       debouncer.delayMs = s.debounceMs;
-      // Only the debounce applies live; anything else needs a new daemon.
-      const onlyDebounce = !['path', 'modelPath', 'device', 'logLevel', 'partial', 'extraArgs'].some(
-        (k) => e.affectsConfiguration(`infilld.${k}`),
+      // The command line needs a new daemon; model, device and partial go to
+      // the running one (it reloads the model without dropping the session).
+      const restart = ['path', 'logLevel', 'extraArgs'].some((k) =>
+        e.affectsConfiguration(`infilld.${k}`),
       );
-      if (!onlyDebounce) {
+      if (restart || !client) {
         await stopClient();
         await startClient(context);
+      } else if (['modelPath', 'device', 'partial'].some((k) => e.affectsConfiguration(`infilld.${k}`))) {
+        await client.sendNotification(DidChangeConfigurationNotification.type, {
+          settings: initializationOptions(s),
+        });
       }
     }),
   );
