@@ -114,6 +114,21 @@ eq(calls, {
   { 'clear', 3 },
 }, 'show/update/clear through the api')
 
+-- config: merge, command line, initializationOptions ---------------------------
+local config = require('infilld.config')
+local cfg = config.resolve({ keymaps = { accept = '<Tab>', dismiss = false }, args = { '--device', 'cpu' },
+  model = '/m', init_options = { seed = 3 }, exclude_filetypes = { 'markdown' } })
+eq(cfg.keymaps.accept, '<Tab>', 'config: keymap overridden')
+eq(cfg.keymaps.dismiss, false, 'config: keymap disabled')
+eq(cfg.keymaps.accept_word, '<M-w>', 'config: other keymaps keep defaults')
+eq(cfg.exclude_filetypes, { 'markdown' }, 'config: lists replace, not merge')
+eq(cfg.debounce_ms, 150, 'config: default debounce')
+eq(config.command(cfg), { 'infilld', '--log-level', 'warn', '--device', 'cpu' }, 'config: daemon command')
+eq(config.command(config.resolve({ cmd = { 'x', 'y' } })), { 'x', 'y' }, 'config: cmd wins')
+eq(config.init_options(cfg), { model = '/m', seed = 3, partial = true, status = true },
+  'config: initializationOptions')
+eq(config.defaults.keymaps.accept, '<M-l>', 'config: defaults untouched by resolve')
+
 -- native (0.12) path against a stub vim.lsp.inline_completion ------------------
 local ic_calls = {}
 local pending_accept = nil
