@@ -173,6 +173,12 @@ end
 T.eq(regen, { start = { line = 0, character = 2 }, ['end'] = { line = 0, character = 9 } },
   'regenerate range')
 
+-- 10b. :{range}InfilldRegenerate regenerates whole lines.
+T.lua('vim.api.nvim_buf_set_lines(0, 0, -1, false, { "one", "two", "three" })')
+T.input(':2InfilldRegenerate<CR>')
+T.wait('return #_G.t.edits == 2', 5000, 'applyEdit for a line range')
+T.eq(T.buffer(), { 'one', 'regenerated', 'three' }, 'line range replaced')
+
 -- 11. initializationOptions carry the settings.
 local init = server_log()[1].initializationOptions
 T.eq({ init.model, init.partial, init.status }, { '/models/fake-model', true, true },

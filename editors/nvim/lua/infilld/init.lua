@@ -550,7 +550,9 @@ end
 -- Asks now, as a user gesture (Invoked).
 function M.trigger()
   if use_native then
-    return vim.lsp.inline_completion.get() -- requests when nothing is shown
+    -- Neovim asks by itself while typing; with something shown there is
+    -- nothing more to ask for.
+    return native.visible(0) or vim.lsp.inline_completion.get()
   end
   return request(state(0), 1)
 end
@@ -911,8 +913,17 @@ function M.setup(user)
   end
   did_setup = true
   map_keys()
-  api.nvim_create_user_command('InfilldRegenerate', function()
-    M.regenerate()
+  api.nvim_create_user_command('InfilldRegenerate', function(o)
+    -- From visual mode ('<,'> is the range) regenerate the exact selection;
+    -- with any other range, those whole lines.
+    local bufnr = api.nvim_get_current_buf()
+    local s, e = api.nvim_buf_get_mark(bufnr, '<'), api.nvim_buf_get_mark(bufnr, '>')
+    if o.range > 0 and (s[1] ~= o.line1 or e[1] ~= o.line2) then
+      local last = get_line(bufnr, o.line2 - 1)
+      M.regenerate_range(bufnr, o.line1 - 1, 0, o.line2 - 1, #last)
+    else
+      M.regenerate()
+    end
   end, { range = true, desc = 'Regenerate the selection with infilld' })
   api.nvim_create_user_command('InfilldAccept', function()
     M.accept()
