@@ -271,12 +271,17 @@ static int ifl__line_indent(const char *s, size_t len, size_t ls, int width) {
     return ifl__indent_cols(s, ls, ifl__line_end(s, len, ls), width);
 }
 
-/* Majority vote over indented lines: tab-indented vs space-indented; for
- * spaces, the most common positive step between consecutive non-blank lines
- * among 2, 3, 4 and 8. Defaults to 4 spaces. */
-static ifl__style ifl__detect_style(const char *s, size_t len) {
-    size_t tab_lines = 0, space_lines = 0, steps[9] = {0};
+static bool ifl__opens_block(const char *lang, const char *s, size_t a, size_t b);
+
+/* Majority vote over indented lines: tab-indented vs space-indented. For
+ * spaces, the most common positive step (2, 3, 4 or 8) from a line that
+ * opens a block to the next line, so that text inside docstrings and
+ * comments does not vote; any step between consecutive lines when no opener
+ * is followed by a deeper line. Defaults to 4 spaces. */
+static ifl__style ifl__detect_style(const char *lang, const char *s, size_t len) {
+    size_t tab_lines = 0, space_lines = 0, steps[9] = {0}, open_steps[9] = {0};
     int prev = -1;
+    bool prev_opens = false;
     for (size_t ls = 0; ls < len;) {
         size_t le = ifl__line_end(s, len, ls);
         if (!ifl__blank(s, ls, le)) {
@@ -291,9 +296,13 @@ static ifl__style ifl__detect_style(const char *s, size_t len) {
             }
             if (s[ls] != '\t') {
                 int ind = ifl__indent_cols(s, ls, le, 4);
-                if (prev >= 0 && ind > prev && ind - prev <= 8)
+                if (prev >= 0 && ind > prev && ind - prev <= 8) {
                     steps[ind - prev]++;
+                    if (prev_opens)
+                        open_steps[ind - prev]++;
+                }
                 prev = ind;
+                prev_opens = ifl__opens_block(lang, s, ls, le);
             }
         }
         while (le < len && s[le] != '\n')
@@ -302,11 +311,15 @@ static ifl__style ifl__detect_style(const char *s, size_t len) {
     }
     ifl__style st = {
         .tabs = tab_lines > space_lines, .width = 4, .known = tab_lines + space_lines > 0};
+    size_t any_open = 0;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(open_steps); i++)
+        any_open += open_steps[i];
+    const size_t *votes = any_open ? open_steps : steps;
     size_t best = 0;
     static const int cands[] = {4, 2, 8, 3};
     for (size_t i = 0; i < BASE_ARRAY_LEN(cands); i++)
-        if (steps[cands[i]] > best) {
-            best = steps[cands[i]];
+        if (votes[cands[i]] > best) {
+            best = votes[cands[i]];
             st.width = cands[i];
         }
     return st;
@@ -549,7 +562,7 @@ static base_status ifl__locate(ifl_tree *t, const char *lang, const char *s, siz
         return BASE_OK;
     }
     o->hole_start = o->hole_end = cursor;
-    ifl__style style = ifl__detect_style(s, len);
+    ifl__style style = ifl__detect_style(lang, s, len);
     size_t ls = ifl__line_start(s, cursor), le = ifl__line_end(s, len, cursor);
     if (cursor > le)
         le = cursor; /* cursor between '\r' and '\n' */
@@ -1079,6 +1092,9 @@ static int ifl__span_base_indent(const char *lang, const char *s, size_t len, si
     bool prefix_blank = ifl__blank(s, ls, hs);
     size_t p = prefix_blank ? ifl__prev_nonblank(s, len, ls) : ls;
     size_t nx = ifl__next_nonblank(s, len, hs);
+    /* Code after the cursor on its own line is the code that follows. */
+    if (prefix_blank && !ifl__blank(s, hs, ifl__line_end(s, len, hs)))
+        nx = ls;
     if (sp->kind == IFL_SPAN_BLOCK) {
         /* The body is indented deeper than its opener; the completion may
          * go on at the level of the code that follows (an `else`, sibling
@@ -1201,7 +1217,7 @@ static base_status ifl__postprocess(ifl_tree *t, const char *lang, const char *s
     base_buf_init(&b);
     base_status st = BASE_OK;
     ifl__line *L = NULL;
-    ifl__style fs = ifl__detect_style(s, len);
+    ifl__style fs = ifl__detect_style(lang, s, len);
     size_t ls = ifl__line_start(s, hs);
     size_t le = ifl__line_end(s, len, he);
     if (le < he)
@@ -1301,6 +1317,21 @@ static base_status ifl__postprocess(ifl_tree *t, const char *lang, const char *s
                 ind == ifl__line_indent(s, len, nxs, fs.width)) {
                 cut = i;
                 break;
+            }
+            if (starts_line && ind < base && ifl__opens_block(lang, b.data, a, e) &&
+                nxs != SIZE_MAX && ifl__line_indent(s, len, nxs, fs.width) > ind) {
+                /* Lines from here on open the block that the following code
+                 * is the body of: allowed down to this line's level. */
+                size_t j = i + 1;
+                bool last_opener = true;
+                for (; j < n; j++)
+                    if (!ifl__blank(b.data, L[j].a, L[j].b) &&
+                        ifl__indent_cols(b.data, L[j].a, L[j].b, fs.width) <= ind)
+                        last_opener = false;
+                if (last_opener) {
+                    base = ind;
+                    continue;
+                }
             }
             if (starts_line && ind < base) {
                 /* Leaving the span. A closer line the suffix does not
