@@ -1,0 +1,5 @@
+def f(xs):
+    for x in xs:
+        print(x)
+█        print(-x)
+    return xs

@@ -1,0 +1,10 @@
+def f(xs):
+    """Sort.
+
+      a
+        b
+          c
+            d
+    """
+    if xs:█
+    return xs
