@@ -218,6 +218,19 @@ eq(ic_calls[1], { 'enable', true, { bufnr = vim.api.nvim_get_current_buf(), clie
 infilld.cycle(1)
 eq(ic_calls[#ic_calls], { 'select', 1 }, 'cycle maps to select{count}')
 infilld.setup({ native = false })
+-- a missing binary is reported once, clearly, and nothing is started
+local notes = {}
+local orig_notify = vim.notify
+vim.notify = function(msg)
+  notes[#notes + 1] = msg
+end
+infilld.setup({ native = false, path = '/nonexistent/infilld' })
+eq(infilld.client_config(), nil, 'no client config without a binary')
+eq(infilld.client_config(), nil, 'still none')
+vim.wait(100, function() return #notes > 0 end)
+vim.notify = orig_notify
+eq(#notes, 1, 'missing binary reported once')
+eq(notes[1] and notes[1]:find('/nonexistent/infilld', 1, true) ~= nil, true, 'message names the path')
 eq(infilld.mode(), vim.fn.has('nvim-0.10') == 1 and 'inline' or 'overlay', 'native = false uses the plugin renderer')
 if c then
   c.stop()

@@ -39,6 +39,8 @@ local use_native = false
 local last_status = nil
 -- Per-buffer state, see new_state().
 local states = {}
+-- Said once that the daemon binary is missing.
+local warned_missing = false
 
 -- Test hooks (tests/editors): on_response(bufnr, result) for answers with items,
 -- on_answer(bufnr, err, result) for every answer (also null and errors),
@@ -811,6 +813,14 @@ function M.client_config()
     end
   else
     cmd = config.command(cfg)
+    if vim.fn.executable(cmd[1]) ~= 1 then
+      if not warned_missing then
+        warned_missing = true
+        log('error', ('"%s" not found or not executable; set setup{ path = ... } (see :checkhealth infilld)')
+          :format(cmd[1]))
+      end
+      return nil
+    end
   end
   return {
     name = 'infilld',
