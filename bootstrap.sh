@@ -11,7 +11,7 @@ APT_PACKAGES=(
   libjansson-dev libuv1-dev libpcre2-dev libutf8proc-dev libopenblas-dev
   python3 python3-numpy
   clang clang-format libclang-rt-14-dev valgrind
-  neovim
+  neovim netcat-openbsd
 )
 
 want_apt=1
