@@ -218,6 +218,23 @@ eq(ic_calls[1], { 'enable', true, { bufnr = vim.api.nvim_get_current_buf(), clie
 infilld.cycle(1)
 eq(ic_calls[#ic_calls], { 'select', 1 }, 'cycle maps to select{count}')
 infilld.setup({ native = false })
+-- 0.8+: TCP through vim.lsp.rpc.connect, buffers through vim.lsp.start (stubs)
+local saved_connect, saved_start = vim.lsp.rpc.connect, vim.lsp.start
+vim.lsp.rpc.connect = function(host, port)
+  return 'connect ' .. host .. ':' .. port
+end
+local started
+vim.lsp.start = function(conf, opts)
+  started = { conf.name, conf.cmd, conf.root_dir, opts.bufnr, conf.init_options.status }
+  return 77
+end
+infilld.setup({ native = false, tcp = { host = '127.0.0.1', port = 7777 } })
+eq(infilld.client_config().cmd, 'connect 127.0.0.1:7777', 'tcp uses vim.lsp.rpc.connect on 0.8+')
+local b = vim.api.nvim_get_current_buf()
+eq(infilld.attach(b), true, 'attach through vim.lsp.start on 0.8+')
+eq(started, { 'infilld', 'connect 127.0.0.1:7777', vim.fn.getcwd(), b, true }, 'vim.lsp.start config')
+vim.lsp.rpc.connect, vim.lsp.start = saved_connect, saved_start
+
 -- a missing binary is reported once, clearly, and nothing is started
 local notes = {}
 local orig_notify = vim.notify
