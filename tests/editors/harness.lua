@@ -43,7 +43,14 @@ function T.start(setup_code)
     T.finish()
   end
   T.lua([[
-    _G.t = { responses = {}, edits = {}, answers = 0, nulls = 0, errors = 0 }
+    _G.t = { responses = {}, edits = {}, answers = 0, nulls = 0, errors = 0, partials = 0,
+             partials_drawn = 0 }
+    require('infilld')._hooks.on_partial = function(_, _, drawn)
+      _G.t.partials = _G.t.partials + 1
+      if drawn then
+        _G.t.partials_drawn = _G.t.partials_drawn + 1
+      end
+    end
     require('infilld')._hooks.on_answer = function(_, err, result)
       _G.t.answers = _G.t.answers + 1
       if err then

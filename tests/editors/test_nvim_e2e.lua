@@ -95,6 +95,7 @@ if shown then
   T.eq(shown.row, 1, 'ghost on the cursor line')
   T.eq(shown.pos, vim.fn.has('nvim-0.10') == 1 and 'inline' or 'overlay', 'render path')
 end
+T.ok(T.lua('return _G.t.partials_drawn') > 0, 'infilld/partial texts were drawn while denoising')
 T.ok(vim.startswith(BEFORE, 'def add(a, b):\n    # compute the sum of '),
   'buffer holds only what was typed while the ghost text shows')
 

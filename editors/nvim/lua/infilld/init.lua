@@ -44,6 +44,7 @@ local warned_missing = false
 
 -- Test hooks (tests/editors): on_response(bufnr, result) for answers with items,
 -- on_answer(bufnr, err, result) for every answer (also null and errors),
+-- on_partial(bufnr, params, drawn) for every infilld/partial it draws,
 -- on_apply_edit(params).
 M._hooks = {}
 
@@ -386,6 +387,9 @@ local function on_partial(_, params)
   end
   st.partial = it
   render(st)
+  if M._hooks.on_partial then
+    M._hooks.on_partial(bufnr, params, st.mark ~= nil)
+  end
 end
 
 local function on_status(_, params)
