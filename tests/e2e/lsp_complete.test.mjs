@@ -60,6 +60,8 @@ const partials = [];
 conn.onNotification('infilld/partial', (p) => partials.push(p));
 conn.onNotification(() => {});
 conn.onRequest('window/workDoneProgress/create', () => null);
+const edits = [];
+conn.onRequest('workspace/applyEdit', (p) => { edits.push(p); return { applied: true }; });
 conn.onError(() => {});
 conn.listen();
 
@@ -76,7 +78,10 @@ try {
   await conn.sendRequest('initialize', {
     processId: null,
     rootUri: null,
-    capabilities: { textDocument: { inlineCompletion: { dynamicRegistration: false } } },
+    capabilities: {
+      textDocument: { inlineCompletion: { dynamicRegistration: false } },
+      workspace: { applyEdit: true },
+    },
     initializationOptions: { seed, partial: true, candidates: 2 },
   });
   conn.sendNotification('initialized', {});
@@ -122,6 +127,18 @@ try {
     textDocument: { uri }, position: { line, character: character + 1 }, context: { triggerKind: 1 },
   });
   check(items(res3).length >= 1, `invoked request returns candidates (${items(res3).length})`);
+
+  // Regenerate a selection through the model: a workspace edit replaces it.
+  const range = { start: { line: 2, character: 4 }, end: { line: 2, character: 17 } };
+  const r4 = await conn.sendRequest('workspace/executeCommand', {
+    command: 'infilld.regenerate', arguments: [{ uri, range }],
+  });
+  for (let i = 0; i < 50 && edits.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  check(r4 && typeof r4.text === 'string', 'infilld.regenerate answers with the new text');
+  const ch = edits.length ? edits[0].edit.changes[uri] : undefined;
+  if (!(ch && ch.length === 1 && ch[0].newText === r4.text)) console.log(JSON.stringify(edits), JSON.stringify(r4));
+  check(ch && ch.length === 1 && ch[0].newText === r4.text,
+    'regenerate applies one workspace edit with that text');
 } catch (e) {
   console.log('FAIL ' + e.message);
   failures++;
