@@ -137,7 +137,10 @@ T.wait('local s = require("infilld").shown(0); return s and s.ghost == ' .. vim.
   'ghost after emoji')
 T.eq(T.shown().col, #'# 😀 ', 'ghost byte column after emoji')
 
--- 7. Progressive rendering: partial text shows while the answer is held.
+-- 7. Progressive rendering: partial text shows while the answer is held and
+-- nothing else is shown (a shown item that still matches is kept instead).
+T.input('<C-]>')
+T.wait('return require("infilld").shown(0) == nil', 5000, 'dismissed before partials')
 T.lua([[
   local c = require('infilld').client()
   c.request_sync('fake/hold', {}, 2000, 0)
@@ -150,6 +153,20 @@ T.lua('local c = require("infilld").client(); c.request("fake/release", {}, func
 T.wait('return #_G.t.responses > ' .. n, 5000, 'held answer')
 T.wait('local s = require("infilld").shown(0); return s and s.ghost == ' .. vim.inspect(AUTO), 5000,
   'final text replaces partial')
+
+-- 7b. With a matching item on screen, partials of the next request do not
+-- replace it (no churn while typing along); the final answer does.
+T.lua([[
+  local c = require('infilld').client()
+  c.request_sync('fake/hold', {}, 2000, 0)
+  _G.t.partials = 0
+]])
+n = T.lua('return #_G.t.responses')
+T.input('<M-\\>')
+T.wait('return _G.t.partials >= 2', 5000, 'partials for the held request')
+T.eq(T.shown().ghost, AUTO, 'shown item kept while partials arrive')
+T.lua('local c = require("infilld").client(); c.request("fake/release", {}, function() end, 0)')
+T.wait('return #_G.t.responses > ' .. n, 5000, 'second held answer')
 
 -- 8. Leaving insert mode clears the ghost text.
 T.input('<Esc>')

@@ -165,17 +165,23 @@ local function clear(st)
   st.mark = nil
 end
 
--- Redraws the buffer's ghost text from its state: the partial text while a
--- request is pending and has one, else the current item. Drops an item the
--- buffer no longer agrees with.
+-- Redraws the buffer's ghost text from its state: the current item while
+-- the buffer still agrees with it (typing-through: it stays until the next
+-- answer replaces it), else the partial text of the pending request, if any.
+-- Drops what the buffer no longer agrees with.
 local function render(st)
   if not in_insert() or (cfg.hide_during_pum and vim.fn.pumvisible() == 1) then
     clear(st)
     return
   end
-  local item, hl = nil, 'InfilldGhost'
-  local rest, col, keep_from, line
-  if st.partial then
+  local hl = 'InfilldGhost'
+  local item = current_item(st)
+  local rest, col, keep_from, line = remaining(st, item)
+  if item and (not rest or rest == '') then
+    st.items, st.index, st.accepted_bytes = {}, 1, 0
+    item = nil
+  end
+  if not item and st.partial then
     rest, col, keep_from, line = remaining(st, st.partial)
     if rest then
       item, hl = st.partial, 'InfilldGhostPartial'
@@ -184,15 +190,8 @@ local function render(st)
     end
   end
   if not item then
-    item = current_item(st)
-    rest, col, keep_from, line = remaining(st, item)
-    if not rest then
-      if item then
-        st.items, st.index, st.accepted_bytes = {}, 1, 0
-      end
-      clear(st)
-      return
-    end
+    clear(st)
+    return
   end
   local hint = nil
   if st.show_index and hl == 'InfilldGhost' and #st.items > 1 then
