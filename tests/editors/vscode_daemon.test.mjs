@@ -100,11 +100,17 @@ try {
   // Automatic inline completion at the end of the comment line.
   let items = [];
   for (let attempt = 0; attempt < 3 && items.length === 0; attempt++) {
-    const res = await conn.sendRequest('textDocument/inlineCompletion', {
-      textDocument: { uri },
-      position: { line: 1, character: 29 - attempt },
-      context: { triggerKind: 2 },
-    });
+    let res = null;
+    try {
+      res = await conn.sendRequest('textDocument/inlineCompletion', {
+        textDocument: { uri },
+        position: { line: 1, character: 29 - attempt },
+        context: { triggerKind: 2 },
+      });
+    } catch (e) {
+      // logged, and retried one character to the left (see the daemon's report)
+      console.log(`note: inlineCompletion attempt ${attempt + 1} failed: ${e?.message ?? e}`);
+    }
     items = (Array.isArray(res) ? res : res?.items ?? []).filter(
       (i) => typeof i.insertText === 'string' && i.insertText !== '',
     );
