@@ -13,7 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 
 const require = createRequire(import.meta.url);
-const [exe, modelDir, outDir] = process.argv.slice(2);
+const [exe, modelDir, outArg] = process.argv.slice(2);
+const outDir = outArg ? path.resolve(outArg) : undefined;
 function skip(why) {
   console.error(`SKIP: ${why}`);
   process.exit(77);
