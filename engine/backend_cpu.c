@@ -20,11 +20,15 @@
  * Paths (chosen at init; INFILLD_CPU_REFERENCE=1 forces the reference,
  * INFILLD_CPU_KERNEL=reference|portable|avx2|blas picks one for benchmarks):
  *   reference - plain scalar loops with double accumulators; the test oracle.
- *   avx2      - weight tiles converted to f32, 3x4 register-tiled FMA kernel.
+ *   avx2      - our SIMD kernels (AVX-512 where the CPU has it, else AVX2+FMA;
+ *               INFILLD_CPU_ISA=avx2 caps them): weight tiles converted to f32
+ *               and register-tiled FMA dot-product kernels (8x3 / 3x4).
  *   portable  - same structure in plain C.
- *   blas      - weight tiles converted to f32 (BF16/F16) and OpenBLAS sgemm,
- *               one single-threaded sgemm per tile on our own thread pool;
- *               attention as two sgemms per (sequence, head, query block).
+ *   blas      - the default when OpenBLAS loads: weight tiles converted to f32
+ *               and one single-threaded sgemm per tile on our own thread pool
+ *               for matmuls of >= INFILLD_CPU_BLAS_MIN_ROWS rows (64), our
+ *               kernels below that; attention as two sgemms per (sequence,
+ *               head, query block).
  * Weights stay in their file dtype (mmap); every buffer a pass needs is
  * allocated in ctx_new, nothing in forward or step. */
 #define _GNU_SOURCE
@@ -42,9 +46,10 @@
 typedef enum eng__path { ENG__PATH_REF = 0, ENG__PATH_SIMD, ENG__PATH_BLAS } eng__path;
 
 enum {
-    ENG__NB = 128, /* most weight rows per matmul task (scratch size) */
-    ENG__QC = 64,  /* query rows per attention task */
-    ENG__LCH = 32, /* LM-head rows per step chunk */
+    ENG__NB = 128,            /* most weight rows per matmul task (scratch size) */
+    ENG__QC = 64,             /* query rows per attention task */
+    ENG__LCH = 32,            /* LM-head rows per step chunk */
+    ENG__WT_FLOATS = 1 << 19, /* f32 weight-tile scratch per thread on the BLAS path */
 };
 
 struct eng_backend {
@@ -52,6 +57,7 @@ struct eng_backend {
     const eng_model_info *in;
     eng__pool *pool;
     int nt;
+    int blas_min_rows; /* matmuls with fewer rows use our kernel on the BLAS path */
     eng__path path;
     const eng__kernels *k;
     float *small;                  /* owns every f32 copy below */
@@ -178,6 +184,8 @@ static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opt
         be->path = ENG__PATH_REF;
     if (be->path == ENG__PATH_BLAS)
         blas->set_threads(1); /* parallelism comes from our pool, one sgemm per tile */
+    const char *mr = getenv("INFILLD_CPU_BLAS_MIN_ROWS");
+    be->blas_min_rows = mr ? atoi(mr) : 64;
 
     const int L = in->n_layer, d = in->d_model, qd = in->n_head * in->head_dim,
               kvd = in->n_kv_head * in->head_dim;
@@ -300,7 +308,7 @@ static eng_bctx *eng__cpu_ctx_new(eng_backend *be, int max_batch, int max_len, e
         c->vb1 = c->wtile + 3 * be->nt;
         c->ib = (int32_t **)(c->wtile + 4 * be->nt);
         for (int t = 0; t < be->nt; t++) {
-            ENG__ALLOC(c->wtile[t], (size_t)ENG__NB * c->kmax);
+            ENG__ALLOC(c->wtile[t], BASE_MAX((size_t)ENG__NB * c->kmax, (size_t)ENG__WT_FLOATS));
             ENG__ALLOC(c->scores[t], (size_t)ENG__QC * max_len);
             ENG__ALLOC(c->vb0[t], V);
             ENG__ALLOC(c->vb1[t], V);
@@ -368,8 +376,14 @@ static void eng__mm_task(void *arg, int task, int tid) {
             }
         break;
     case ENG__PATH_BLAS:
-        eng__blas_get()->sgemm(ENG__ROW_MAJOR, ENG__NO_TRANS, ENG__TRANS, M, N1, K, 1.0f, X, j->ldx,
-                               wt, K, j->acc ? 1.0f : 0.0f, Y, j->ldy);
+        /* sgemm wins on many rows; few rows (a hole-only step) go faster
+         * through our kernel, which needs no packing. */
+        if (j->M >= be->blas_min_rows) {
+            eng__blas_get()->sgemm(ENG__ROW_MAJOR, ENG__NO_TRANS, ENG__TRANS, M, N1, K, 1.0f, X,
+                                   j->ldx, wt, K, j->acc ? 1.0f : 0.0f, Y, j->ldy);
+            break;
+        }
+        be->k->gemm(X, j->ldx, wt, K, Y, j->ldy, M, N1, K, j->acc);
         break;
     case ENG__PATH_SIMD:
         be->k->gemm(X, j->ldx, wt, K, Y, j->ldy, M, N1, K, j->acc);
@@ -393,11 +407,19 @@ static void eng__mm(eng_bctx *c, const float *X, int ldx, int M, const eng_tenso
     const int K = (int)W->cols;
     int nb = (65536 / K) / 12 * 12;
     nb = nb < 24 ? 24 : nb > 120 ? 120 : nb;
+    /* sgemm re-packs X on every call: give it up to ENG__WT_FLOATS of weights
+     * per call so that the packing is amortised over many weight rows. */
+    const bool blas = c->be->path == ENG__PATH_BLAS && M >= c->be->blas_min_rows;
+    if (blas) {
+        nb = (ENG__WT_FLOATS / K) / 12 * 12;
+        nb = nb < 24 ? 24 : nb > 512 ? 512 : nb;
+    }
+    const int want = (blas ? 2 : 4) * nt; /* tasks for a fair share per thread */
     eng__mm_job j = {c, X, ldx, M, W, bias, Y, ldy, acc, nb, M, 0};
     j.n_nt = (N + j.nb - 1) / j.nb;
     int n_mt = 1;
-    if (j.n_nt < 4 * nt && M >= 32) {
-        n_mt = BASE_MIN((4 * nt + j.n_nt - 1) / j.n_nt, (M + 15) / 16);
+    if (j.n_nt < want && M >= 32) {
+        n_mt = BASE_MIN((want + j.n_nt - 1) / j.n_nt, (M + 15) / 16);
         j.mb = (M + n_mt - 1) / n_mt;
         n_mt = (M + j.mb - 1) / j.mb;
     }
