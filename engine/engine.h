@@ -48,7 +48,9 @@ typedef struct eng_model_info {
     int32_t eos_id;
     int32_t pad_id;
     int32_t expand_id; /* DreamOn <|expand|>; -1 when absent */
-    int max_context;   /* usable context in tokens (prompt + hole) */
+    int max_context;   /* usable context in tokens (prompt + hole): 2048 for the Dream
+                          family (its README's limit), else min(max_position_embeddings
+                          or max_sequence_length, 4096) */
     uint64_t weight_bytes;
 } eng_model_info;
 
@@ -134,6 +136,9 @@ base_status eng_forward(eng_ctx *c, const eng_batch *batch, const int32_t *rows,
 
 /* ---- step: forward + vocabulary reductions -------------------------------- */
 
+/* The exact semantics of both picks (order of bias, temperature, top-p, top-k,
+ * the noise used, tie-breaking) are written out above eng__red_task in
+ * engine/backend_cpu.c; every backend and the test references follow them. */
 typedef enum eng_pick {
     ENG_PICK_DREAM = 0, /* T scaling → top-p → top-k → softmax; sample or argmax; stats from the
                            filtered, tempered distribution (Dream sample_tokens) */
