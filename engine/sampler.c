@@ -251,18 +251,18 @@ int eng_diff_canvas_len(const eng_model_info *info, const eng_diff_prompt *p,
 
 /* Orders idx[0..n) by key descending; ties keep the lower position first.
  * Insertion sort: n is a hole (tens to hundreds) and nothing may allocate. */
-static void eng__sort_desc(int *idx, const float *key, int n) {
+static void eng__sort_desc(int *idx, float *key, int n) {
     for (int i = 1; i < n; i++) {
         int v = idx[i];
         float kv = key[i];
         int j = i - 1;
         while (j >= 0 && (key[j] < kv || (key[j] == kv && idx[j] > v))) {
             idx[j + 1] = idx[j];
-            ((float *)key)[j + 1] = key[j];
+            key[j + 1] = key[j];
             j--;
         }
         idx[j + 1] = v;
-        ((float *)key)[j + 1] = kv;
+        key[j + 1] = kv;
     }
 }
 
@@ -399,12 +399,12 @@ static void eng__plan_seq(eng__run *r, int b, int step, bool final, int *n_pos) 
     s->r1 = *n_pos;
 }
 
-static void eng__commit(eng__run *r, int b, int pos_idx) {
+/* Writes the proposal of result row pos_idx into the canvas. */
+static void eng__commit(eng__run *r, int pos_idx) {
     eng_diffuser *d = r->d;
     int flat = d->positions[pos_idx];
     d->canvas[flat] = d->rows[pos_idx].token;
     d->commit_prob[flat] = d->rows[pos_idx].prob;
-    (void)b;
 }
 
 /* Selection key of a row: the algorithm's confidence, or with alg_temp > 0 the
@@ -443,13 +443,13 @@ static void eng__commit_seq(eng__run *r, int b, int step, bool final) {
             if (q < n_remask)
                 d->canvas[flat] = d->info.mask_id;
             else if (d->canvas[flat] == d->info.mask_id)
-                eng__commit(r, b, pi);
+                eng__commit(r, pi);
         }
         return;
     }
     if (s->k < 0) {
         for (int q = s->r0; q < s->r1; q++)
-            eng__commit(r, b, q);
+            eng__commit(r, q);
         return;
     }
     for (int q = 0; q < n; q++) {
@@ -466,7 +466,7 @@ static void eng__commit_seq(eng__run *r, int b, int step, bool final) {
                 k++;
         for (int q = 0, kk = 0; q < n && kk < k; q++) {
             if (q == 0 || d->rows[d->order[q]].prob >= r->p->threshold) {
-                eng__commit(r, b, d->order[q]);
+                eng__commit(r, d->order[q]);
                 kk++;
             }
         }
@@ -481,7 +481,7 @@ static void eng__commit_seq(eng__run *r, int b, int step, bool final) {
     if (k > n)
         k = n;
     for (int q = 0; q < k; q++)
-        eng__commit(r, b, d->order[q]);
+        eng__commit(r, d->order[q]);
 }
 
 static int eng__count_masks(const eng__run *r, int b, int from, int to) {
