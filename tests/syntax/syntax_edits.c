@@ -98,13 +98,60 @@ static lsp_point point_at(const char *s, size_t off) {
     return p;
 }
 
+size_t syntax_edits_clean_compared, syntax_edits_errorful_diffs;
+
+/* Compares t (incremental) with a fresh parse of doc. */
+static base_status compare_fresh(const char *lang, ifl_tree *t, const base_buf *doc,
+                                 bool only_clean, const char *what, size_t *mismatches) {
+    base_status st = BASE_OK;
+    char *a = ifl_tree_sexp(t, doc->data, doc->len);
+    ifl_tree *fresh = ifl_tree_new(lang, &st);
+    char *b = fresh ? ifl_tree_sexp(fresh, doc->data, doc->len) : NULL;
+    bool clean = fresh && ifl_tree_error_count(fresh, doc->data, doc->len) == 0;
+    ifl_tree_free(fresh);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return st != BASE_OK ? st : BASE_ERR_NOMEM;
+    }
+    syntax_edits_clean_compared += clean;
+    bool differ = strcmp(a, b) != 0;
+    syntax_edits_errorful_diffs += differ && !clean;
+    if (differ && (clean || !only_clean)) {
+        if (*mismatches == 0)
+            fprintf(stderr,
+                    "%s: %s: incremental tree differs from a fresh parse\n"
+                    "text:\n%s\nincremental: %s\nfresh:       %s\n",
+                    lang, what, doc->data, a, b);
+        (*mismatches)++;
+    }
+    free(a);
+    free(b);
+    return BASE_OK;
+}
+
+static base_status apply_edit(ifl_tree *t, base_buf *doc, size_t start, size_t del, const char *ins,
+                              size_t ins_len) {
+    lsp_edit_event ev;
+    ev.start_byte = start;
+    ev.old_end_byte = start + del;
+    ev.new_end_byte = start + ins_len;
+    ev.start_point = point_at(doc->data, start);
+    ev.old_end_point = point_at(doc->data, start + del);
+    base_status st = base_buf_splice(doc, start, del, ins, ins_len);
+    if (st != BASE_OK)
+        return st;
+    ev.new_end_point = point_at(doc->data, start + ins_len);
+    ifl_tree_edit(t, &ev);
+    return BASE_OK;
+}
+
 base_status syntax_edits_run(const char *lang, const char *text, size_t len, base_rng *rng,
                              int rounds, bool only_clean, size_t *mismatches) {
     base_status st = BASE_OK;
     base_buf doc;
     base_buf_init(&doc);
     ifl_tree *t = ifl_tree_new(lang, &st);
-    ifl_tree *fresh = NULL;
     if (!t)
         goto done;
     if ((st = base_buf_append(&doc, text, len)) != BASE_OK)
@@ -136,28 +183,42 @@ base_status syntax_edits_run(const char *lang, const char *text, size_t len, bas
             ev.new_end_point = point_at(doc.data, start + ins_len);
             ifl_tree_edit(t, &ev);
         }
-        char *a = ifl_tree_sexp(t, doc.data, doc.len);
-        fresh = ifl_tree_new(lang, &st);
-        char *b = fresh ? ifl_tree_sexp(fresh, doc.data, doc.len) : NULL;
-        bool clean = fresh && ifl_tree_error_count(fresh, doc.data, doc.len) == 0;
-        ifl_tree_free(fresh);
-        fresh = NULL;
-        if (!a || !b) {
-            free(a);
-            free(b);
-            st = BASE_ERR_NOMEM;
+        if ((st = compare_fresh(lang, t, &doc, only_clean, "random edits", mismatches)) != BASE_OK)
             goto done;
+    }
+done:
+    ifl_tree_free(t);
+    base_buf_deinit(&doc);
+    return st;
+}
+
+base_status syntax_edits_retype(const char *lang, const char *text, size_t len, base_rng *rng,
+                                int sessions, bool only_clean, size_t *mismatches,
+                                size_t *compared) {
+    base_status st = BASE_OK;
+    base_buf doc;
+    base_buf_init(&doc);
+    ifl_tree *t = ifl_tree_new(lang, &st);
+    char span[64];
+    if (!t)
+        goto done;
+    if ((st = base_buf_append(&doc, text, len)) != BASE_OK)
+        goto done;
+    for (int r = 0; r < sessions && st == BASE_OK && len > 0; r++) {
+        size_t start = (size_t)(base_rng_next(rng) % len);
+        size_t n = 1 + (size_t)(base_rng_next(rng) % 40);
+        if (start + n > len)
+            n = len - start;
+        memcpy(span, doc.data + start, n);
+        if ((st = apply_edit(t, &doc, start, n, "", 0)) != BASE_OK)
+            break;
+        for (size_t k = 0; k < n && st == BASE_OK; k++) {
+            st = apply_edit(t, &doc, start + k, 0, span + k, 1);
+            if (st == BASE_OK && (k + 1 == n || base_rng_next(rng) % 3 == 0)) {
+                (*compared)++;
+                st = compare_fresh(lang, t, &doc, only_clean, "retyping", mismatches);
+            }
         }
-        if (strcmp(a, b) != 0 && (clean || !only_clean)) {
-            if (*mismatches == 0)
-                fprintf(stderr,
-                        "%s: round %d: incremental tree differs from a fresh parse\n"
-                        "text:\n%s\nincremental: %s\nfresh:       %s\n",
-                        lang, r, doc.data, a, b);
-            (*mismatches)++;
-        }
-        free(a);
-        free(b);
     }
 done:
     ifl_tree_free(t);

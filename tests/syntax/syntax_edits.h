@@ -22,4 +22,16 @@ extern const size_t syntax_edits_nseeds;
 base_status syntax_edits_run(const char *lang, const char *text, size_t len, base_rng *rng,
                              int rounds, bool only_clean, size_t *mismatches);
 
+/* Over all calls: comparisons on documents that parse without errors, and
+ * differences on documents with errors. */
+extern size_t syntax_edits_clean_compared, syntax_edits_errorful_diffs;
+
+/* Retyping sessions: deletes a random span of up to 40 bytes and types it
+ * back one byte per edit, comparing the incremental tree with a fresh parse
+ * after every one to three keystrokes (lazy reparse), `sessions` times. The
+ * document returns to its original text after every session. */
+base_status syntax_edits_retype(const char *lang, const char *text, size_t len, base_rng *rng,
+                                int sessions, bool only_clean, size_t *mismatches,
+                                size_t *compared);
+
 #endif
