@@ -273,16 +273,21 @@ static int ifl__line_indent(const char *s, size_t len, size_t ls, int width) {
 
 static bool ifl__opens_block(const char *lang, const char *s, size_t a, size_t b);
 
-/* Majority vote over indented lines: tab-indented vs space-indented. For
+enum { IFL__STYLE_SPAN = 24 * 1024 };
+
+/* Majority vote over indented lines near pos: tab-indented vs space-indented. For
  * spaces, the most common positive step (2, 3, 4 or 8) from a line that
  * opens a block to the next line, so that text inside docstrings and
  * comments does not vote; any step between consecutive lines when no opener
  * is followed by a deeper line. Defaults to 4 spaces. */
-static ifl__style ifl__detect_style(const char *lang, const char *s, size_t len) {
+static ifl__style ifl__detect_style(const char *lang, const char *s, size_t len, size_t pos) {
     size_t tab_lines = 0, space_lines = 0, steps[9] = {0}, open_steps[9] = {0};
     int prev = -1;
     bool prev_opens = false;
-    for (size_t ls = 0; ls < len;) {
+    /* The 48 KiB around pos decide: enough lines to vote, bounded cost. */
+    size_t from = pos > IFL__STYLE_SPAN ? ifl__line_start(s, pos - IFL__STYLE_SPAN) : 0;
+    size_t to = len - pos > IFL__STYLE_SPAN ? pos + IFL__STYLE_SPAN : len;
+    for (size_t ls = from; ls < to;) {
         size_t le = ifl__line_end(s, len, ls);
         if (!ifl__blank(s, ls, le)) {
             if (s[ls] == '\t')
@@ -562,7 +567,7 @@ static base_status ifl__locate(ifl_tree *t, const char *lang, const char *s, siz
         return BASE_OK;
     }
     o->hole_start = o->hole_end = cursor;
-    ifl__style style = ifl__detect_style(lang, s, len);
+    ifl__style style = ifl__detect_style(lang, s, len, cursor);
     size_t ls = ifl__line_start(s, cursor), le = ifl__line_end(s, len, cursor);
     if (cursor > le)
         le = cursor; /* cursor between '\r' and '\n' */
@@ -1217,7 +1222,7 @@ static base_status ifl__postprocess(ifl_tree *t, const char *lang, const char *s
     base_buf_init(&b);
     base_status st = BASE_OK;
     ifl__line *L = NULL;
-    ifl__style fs = ifl__detect_style(lang, s, len);
+    ifl__style fs = ifl__detect_style(lang, s, len, hs);
     size_t ls = ifl__line_start(s, hs);
     size_t le = ifl__line_end(s, len, he);
     if (le < he)
