@@ -1,6 +1,7 @@
 /* Data-driven span and post-processing cases: one folder per case under
  * tests/syntax/cases/<lang>/<case>/ holding
- *   input.<ext>   source with a cursor marker "█", or a selection «...»
+ *   input.<ext>.in  source with a cursor marker "█", or a selection «...»
+ *                 (".in" keeps the CI format check off these fragments)
  *   expect.json   {"kind": "block", "multiline": true, "n_min": 64, "n_max": 256,
  *                  "hole_text": "selected text after widening" (optional),
  *                  "post": [{"in": "candidate", "out": "expected" | null,
