@@ -77,6 +77,7 @@ static double sgemm_peak(int threads, int reps, double *cpu_gflops) {
 int main(int argc, char **argv) {
     const char *model = NULL;
     int threads = 0, ctx_len = 512, hole = 32, reps = 3;
+    const char *parts = "abl"; /* which measurements: a, b, l (llama.cpp canvas) */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
             model = argv[++i];
@@ -88,9 +89,11 @@ int main(int argc, char **argv) {
             hole = atoi(argv[++i]);
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc)
+            parts = argv[++i];
         else {
             fprintf(stderr, "usage: bench_engine --model DIR [--threads N] [--ctx 512] [--hole 32] "
-                            "[--reps 3]\n");
+                            "[--reps 3] [--parts abl]\n");
             return 2;
         }
     }
@@ -139,7 +142,7 @@ int main(int argc, char **argv) {
            *tcc = calloc((size_t)reps + 1, sizeof(double));
 
     /* (a) full forward, head rows for the hole only. */
-    for (int r = 0; r <= reps; r++) {
+    for (int r = 0; r <= (strchr(parts, 'a') ? reps : 0); r++) {
         double s = now_s(), cs = cpu_s();
         if (eng_forward(c, &b, rows, hole, logits) != BASE_OK)
             return 1;
@@ -156,7 +159,7 @@ int main(int argc, char **argv) {
     eng_step_req win = {ENG_STEP_WINDOW, in->shift_logits ? h0 - 1 : h0, h1, pos, hole, smp};
     if (eng_step(c, &b, &full, res) != BASE_OK)
         return 1;
-    for (int r = 0; r <= reps * 4; r++) {
+    for (int r = 0; r <= (strchr(parts, 'b') ? reps * 4 : 0); r++) {
         double s = now_s(), cs = cpu_s();
         if (eng_step(c, &b, &win, res) != BASE_OK)
             return 1;
@@ -177,7 +180,7 @@ int main(int argc, char **argv) {
     eng_ctx *c2 = eng_ctx_new(m, 1, lc, &err);
     eng_batch b2 = {1, lc, ctok, NULL};
     eng_step_req creq = {ENG_STEP_FULL, 0, 0, cpos, 64, smp};
-    for (int r = 0; r <= reps; r++) {
+    for (int r = 0; r <= (strchr(parts, 'l') ? reps : 0); r++) {
         double s = now_s(), cs = cpu_s();
         if (eng_step(c2, &b2, &creq, res) != BASE_OK)
             return 1;
