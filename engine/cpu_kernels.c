@@ -502,8 +502,9 @@ const eng__kernels *eng__kernels_get(bool allow_simd) {
         if (!(want && strcmp(want, "avx2") == 0) && __builtin_cpu_supports("avx512f") &&
             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
             return &eng__k_avx512;
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-            __builtin_cpu_supports("f16c"))
+        /* Every CPU with AVX2 also has F16C (Haswell, Piledriver and later);
+         * clang's __builtin_cpu_supports cannot test it. */
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
             return &eng__k_avx2;
     }
 #else
