@@ -307,6 +307,15 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
         r.steps = o->steps;
         if (o->alg && !eng_alg_parse(o->alg, &r.alg))
             r.alg = ENG_ALG_DEFAULT;
+        /* Per-request budgets: "maxSteps" (denoising steps) and "timeBudgetMs"
+         * (wall time from the job's start); past them the next step commits
+         * every remaining mask. */
+        json_t *ms = json_object_get(o->all, "maxSteps");
+        json_t *tb = json_object_get(o->all, "timeBudgetMs");
+        if (json_is_integer(ms) && json_integer_value(ms) > 0)
+            r.max_steps = (int)json_integer_value(ms);
+        if (json_is_number(tb) && json_number_value(tb) > 0)
+            r.time_budget_ms = (int)json_number_value(tb);
     }
     r.want_partial = req->want_partial && !sel;
     dmn__pending *e = calloc(1, sizeof *e);

@@ -108,7 +108,9 @@ typedef struct ifl_doc_req {
     int max_hole; /* cap on the span's token budget (0 = none) */
     int n_hole;   /* > 0: hole size in tokens instead of the span's budget */
     eng_cache_mode mode;
-    uint64_t deadline_ns;
+    int max_steps;        /* step budget (0 = none); the last step commits every mask */
+    uint64_t deadline_ns; /* base_now_ns() deadline (0 = none) */
+    int time_budget_ms;   /* worker jobs: deadline = job start + this (0 = none) */
     void (*partial)(void *ud, const char *text, size_t len, int step, int steps);
     void *partial_ud;
     bool want_partial; /* worker jobs: send partials through ifl_worker_cbs.partial */

@@ -463,6 +463,7 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
     tr.params.mode = r->mode;
     tr.params.seed = r->has_seed ? r->seed : 0;
     tr.params.deadline_ns = r->deadline_ns;
+    tr.params.max_steps = r->max_steps;
     if (tr.params.candidates > 1 && tr.params.temperature <= 0.0f)
         tr.params.temperature = 0.6f; /* distinct candidates need noise */
     tr.partial = r->partial;
