@@ -14,6 +14,8 @@ struct eng__pool {
     int n; /* threads including the caller */
     pthread_t *th;
     pthread_mutex_t mu;
+    pthread_mutex_t run_mu; /* one parallel loop at a time: contexts of one model on
+                               different threads take turns */
     pthread_cond_t cv_work, cv_done;
     eng__task_fn fn;
     void *arg;
@@ -68,6 +70,7 @@ eng__pool *eng__pool_new(int n_threads) {
         return NULL;
     p->n = 1;
     pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->run_mu, NULL);
     pthread_cond_init(&p->cv_work, NULL);
     pthread_cond_init(&p->cv_done, NULL);
     atomic_init(&p->next, 0);
@@ -101,6 +104,7 @@ void eng__pool_free(eng__pool *p) {
     for (int i = 1; i < p->n; i++)
         pthread_join(p->th[i], NULL);
     pthread_mutex_destroy(&p->mu);
+    pthread_mutex_destroy(&p->run_mu);
     pthread_cond_destroy(&p->cv_work);
     pthread_cond_destroy(&p->cv_done);
     free(p->th);
@@ -117,6 +121,7 @@ void eng__pool_run(eng__pool *p, eng__task_fn fn, void *arg, int n_tasks) {
             fn(arg, t, 0);
         return;
     }
+    pthread_mutex_lock(&p->run_mu);
     pthread_mutex_lock(&p->mu);
     p->fn = fn;
     p->arg = arg;
@@ -131,6 +136,7 @@ void eng__pool_run(eng__pool *p, eng__task_fn fn, void *arg, int n_tasks) {
     while (p->running > 0)
         pthread_cond_wait(&p->cv_done, &p->mu);
     pthread_mutex_unlock(&p->mu);
+    pthread_mutex_unlock(&p->run_mu);
 }
 
 /* ---- conversions ---------------------------------------------------------- */

@@ -10,6 +10,8 @@
 #include "check.h"
 #include "engine.h"
 
+#include <pthread.h>
+
 static char *g_root;
 static int g_case;
 
@@ -404,6 +406,57 @@ static void test_window(tm_family fam, int layers) {
     eng_model_free(m);
 }
 
+/* ---- two contexts of one model on two threads ------------------------------------------------ */
+
+typedef struct conc_arg {
+    eng_model *m;
+    const int32_t *tok;
+    int len;
+    float *out;
+} conc_arg;
+
+/* No CHECK in here: the check counters are not thread-safe. */
+static void *conc_main(void *p) {
+    conc_arg *a = p;
+    int32_t rows[64];
+    for (int i = 0; i < a->len; i++)
+        rows[i] = i;
+    eng_batch b = {1, a->len, a->tok, NULL};
+    for (int r = 0; r < 3; r++) {
+        eng_ctx *c = eng_ctx_new(a->m, 1, a->len, NULL);
+        if (!c || eng_forward(c, &b, rows, a->len, a->out) != BASE_OK)
+            a->out[0] = NAN;
+        eng_ctx_free(c);
+    }
+    return NULL;
+}
+
+static void test_concurrent_contexts(void) {
+    tm_spec s = tm_default(TM_DREAM);
+    const char *d = write_model(s);
+    eng_model *m = load(d, NULL, 2);
+    if (!m)
+        return;
+    enum { LEN = 23 };
+    int32_t t1[LEN], t2[LEN];
+    canvas(t1, LEN, s.vocab, 41);
+    canvas(t2, LEN, s.vocab, 42);
+    float *want1 = forward_all(m, t1, NULL, 1, LEN), *want2 = forward_all(m, t2, NULL, 1, LEN);
+    conc_arg a1 = {m, t1, LEN, malloc((size_t)LEN * s.vocab * sizeof(float))};
+    conc_arg a2 = {m, t2, LEN, malloc((size_t)LEN * s.vocab * sizeof(float))};
+    pthread_t th;
+    CHECK_EQ_I(pthread_create(&th, NULL, conc_main, &a1), 0);
+    conc_main(&a2);
+    pthread_join(th, NULL);
+    CHECK(row_err(a1.out, want1, LEN, s.vocab) == 0.0);
+    CHECK(row_err(a2.out, want2, LEN, s.vocab) == 0.0);
+    free(a1.out);
+    free(a2.out);
+    free(want1);
+    free(want2);
+    eng_model_free(m);
+}
+
 /* ---- errors and cancellation ------------------------------------------------------------------
  */
 
@@ -460,6 +513,7 @@ int main(void) {
     test_window(TM_DREAM, 2);
     test_window(TM_DREAM, 1);
     test_window(TM_LLADA, 1);
+    test_concurrent_contexts();
     test_errors();
     tm_rmrf(g_root);
     free(g_root);
