@@ -395,11 +395,10 @@ static void eng__mm_task(void *arg, int task, int tid) {
                 Y[(int64_t)m * j->ldy + n] += j->bias[n0 + n];
 }
 
-/* Y (+)= X W^T + bias for X (M, W->cols) with row stride ldx; Y row stride ldy. */
-static void eng__mm(eng_bctx *c, const float *X, int ldx, int M, const eng_tensor *W,
-                    const float *bias, float *Y, int ldy, bool acc) {
-    if (M <= 0)
-        return;
+/* Plans Y (+)= X W^T + bias for X (M, W->cols) with row stride ldx, Y row
+ * stride ldy, as tasks of (weight rows x X rows); returns the task count. */
+static int eng__mm_plan(eng_bctx *c, eng__mm_job *j, const float *X, int ldx, int M,
+                        const eng_tensor *W, const float *bias, float *Y, int ldy, bool acc) {
     const int nt = c->be->nt, N = (int)W->rows;
     /* Weight rows per task: a multiple of 12 (the kernels' 3- and 4-row tiles)
      * whose f32 tile stays within ~256 KiB, so that it is reused from L2 by
@@ -415,15 +414,48 @@ static void eng__mm(eng_bctx *c, const float *X, int ldx, int M, const eng_tenso
         nb = nb < 24 ? 24 : nb > 512 ? 512 : nb;
     }
     const int want = (blas ? 2 : 4) * nt; /* tasks for a fair share per thread */
-    eng__mm_job j = {c, X, ldx, M, W, bias, Y, ldy, acc, nb, M, 0};
-    j.n_nt = (N + j.nb - 1) / j.nb;
+    *j = (eng__mm_job){c, X, ldx, M, W, bias, Y, ldy, acc, nb, M, 0};
+    j->n_nt = (N + j->nb - 1) / j->nb;
     int n_mt = 1;
-    if (j.n_nt < want && M >= 32) {
-        n_mt = BASE_MIN((want + j.n_nt - 1) / j.n_nt, (M + 15) / 16);
-        j.mb = (M + n_mt - 1) / n_mt;
-        n_mt = (M + j.mb - 1) / j.mb;
+    if (j->n_nt < want && M >= 32) {
+        n_mt = BASE_MIN((want + j->n_nt - 1) / j->n_nt, (M + 15) / 16);
+        j->mb = (M + n_mt - 1) / n_mt;
+        n_mt = (M + j->mb - 1) / j->mb;
     }
-    eng__pool_run(c->be->pool, eng__mm_task, &j, j.n_nt * n_mt);
+    return M > 0 ? j->n_nt * n_mt : 0;
+}
+
+static void eng__mm(eng_bctx *c, const float *X, int ldx, int M, const eng_tensor *W,
+                    const float *bias, float *Y, int ldy, bool acc) {
+    eng__mm_job j;
+    int n = eng__mm_plan(c, &j, X, ldx, M, W, bias, Y, ldy, acc);
+    eng__pool_run(c->be->pool, eng__mm_task, &j, n);
+}
+
+/* Several matmuls of the same X in one parallel loop (q/k/v, gate/up): one
+ * synchronisation instead of several, and the small ones fill idle threads. */
+typedef struct eng__mm_set {
+    eng__mm_job j[3];
+    int first[4]; /* task offsets */
+} eng__mm_set;
+
+static void eng__mm_set_task(void *arg, int task, int tid) {
+    eng__mm_set *s = arg;
+    int i = 0;
+    while (task >= s->first[i + 1])
+        i++;
+    eng__mm_task(&s->j[i], task - s->first[i], tid);
+}
+
+static void eng__mm_multi(eng_bctx *c, const float *X, int ldx, int M, int n,
+                          const eng_tensor *const *W, float *const *bias, float *const *Y,
+                          const int *ldy) {
+    eng__mm_set s;
+    s.first[0] = 0;
+    for (int i = 0; i < n; i++)
+        s.first[i + 1] =
+            s.first[i] + eng__mm_plan(c, &s.j[i], X, ldx, M, W[i], bias[i], Y[i], ldy[i], false);
+    eng__pool_run(c->be->pool, eng__mm_set_task, &s, s.first[n]);
 }
 
 /* ---- row-wise ops ------------------------------------------------------------------------- */
@@ -640,9 +672,13 @@ static base_status eng__run(eng_bctx *c, const eng_batch *bt, int ws, int we) {
         rj = (eng__row_job){
             .op = ENG__OP_NORM, .src = c->x, .dst = c->xn, .w = be->attn_norm[l], .n = nr};
         eng__rows(c, &rj);
-        eng__mm(c, c->xn, d, nr, &lw->wq, be->bq[l], c->q, qd, false);
-        eng__mm(c, c->xn, d, nr, &lw->wk, be->bk[l], c->kt, kvd, false);
-        eng__mm(c, c->xn, d, nr, &lw->wv, be->bv[l], c->vt, kvd, false);
+        {
+            const eng_tensor *wm[3] = {&lw->wq, &lw->wk, &lw->wv};
+            float *bs[3] = {be->bq[l], be->bk[l], be->bv[l]};
+            float *ys[3] = {c->q, c->kt, c->vt};
+            const int ld[3] = {qd, kvd, kvd};
+            eng__mm_multi(c, c->xn, d, nr, 3, wm, bs, ys, ld);
+        }
         rj = (eng__row_job){.op = ENG__OP_ROPE, .n = nr};
         eng__rows(c, &rj);
         const int n_qc = (c->W + ENG__QC - 1) / ENG__QC;
@@ -651,8 +687,13 @@ static base_status eng__run(eng_bctx *c, const eng_batch *bt, int ws, int we) {
         rj = (eng__row_job){
             .op = ENG__OP_NORM, .src = c->x, .dst = c->xn, .w = be->ffn_norm[l], .n = nr};
         eng__rows(c, &rj);
-        eng__mm(c, c->xn, d, nr, &lw->w_gate, NULL, c->gate, ff, false);
-        eng__mm(c, c->xn, d, nr, &lw->w_up, NULL, c->up, ff, false);
+        {
+            const eng_tensor *wm[2] = {&lw->w_gate, &lw->w_up};
+            float *bs[2] = {NULL, NULL};
+            float *ys[2] = {c->gate, c->up};
+            const int ld[2] = {ff, ff};
+            eng__mm_multi(c, c->xn, d, nr, 2, wm, bs, ys, ld);
+        }
         rj = (eng__row_job){.op = ENG__OP_SWIGLU, .n = nr};
         eng__rows(c, &rj);
         eng__mm(c, c->gate, ff, nr, &lw->w_down, NULL, c->x, d, true);
@@ -791,39 +832,47 @@ static float eng__kth_largest(const float *l, int V, int k, float *h) {
 
 /* Softmax statistics of l: fills p (may alias l) and returns the row result
  * fields except token. */
-static void eng__softmax_stats(const float *l, float *p, int V, double *z_out, float *mx_out) {
+/* Unnormalised softmax of l: p_v = exp(l_v - max) (vector exp, float), z = sum
+ * in double. p may not alias l. */
+static void eng__softmax_stats(const eng__kernels *k, const float *l, float *p, int V,
+                               double *z_out) {
     float mx = -INFINITY;
     for (int v = 0; v < V; v++)
         mx = l[v] > mx ? l[v] : mx;
+    for (int v = 0; v < V; v++)
+        p[v] = l[v] - mx; /* -inf stays -inf: exp gives 0 */
+    k->exp(p, V);
     double z = 0;
-    for (int v = 0; v < V; v++) {
-        float e = l[v] == -INFINITY ? 0.0f : (float)exp((double)l[v] - mx);
-        p[v] = e;
-        z += e;
-    }
+    for (int v = 0; v < V; v++)
+        z += p[v];
     *z_out = z;
-    *mx_out = mx;
 }
 
-static void eng__finish_row(const float *e, int V, double z, int32_t token, eng_row_result *r) {
+/* Fills r from the unnormalised probabilities e (sum z); tmp is V floats of scratch. */
+static void eng__finish_row(const eng__kernels *k, const float *e, float *tmp, int V, double z,
+                            int32_t token, eng_row_result *r) {
     if (!(z > 0)) { /* every id forbidden by the bias */
         *r = (eng_row_result){token, 0.0f, 0.0f, 0.0f};
         return;
     }
+    const double iz = 1.0 / z;
     double t1 = -1, t2 = -1, ent = 0;
     for (int v = 0; v < V; v++) {
-        double pv = e[v] / z;
+        const double pv = e[v] * iz;
         if (pv > t1) {
             t2 = t1;
             t1 = pv;
         } else if (pv > t2) {
             t2 = pv;
         }
-        if (pv > 0)
-            ent += pv * log(pv + 1e-10);
+        tmp[v] = (float)(pv + 1e-10);
     }
+    k->log(tmp, V);
+    for (int v = 0; v < V; v++)
+        if (e[v] > 0)
+            ent += e[v] * iz * tmp[v];
     r->token = token;
-    r->prob = (float)(e[token] / z);
+    r->prob = (float)(e[token] * iz);
     r->margin = (float)(t1 - (t2 < 0 ? 0 : t2));
     r->neg_entropy = (float)ent;
 }
@@ -837,6 +886,7 @@ static void eng__red_task(void *arg, int task, int tid) {
     const uint32_t position = (uint32_t)j->positions[task];
     float *l = c->vb0[tid], *e = c->vb1[tid];
     int32_t *ix = c->ib[tid];
+    const eng__kernels *kern = c->be->k;
     memcpy(l, raw, (size_t)V * sizeof(float));
     for (int i = 0; i < s->n_bias; i++)
         l[s->bias[i].id] += s->bias[i].bias;
@@ -859,9 +909,8 @@ static void eng__red_task(void *arg, int task, int tid) {
             }
         }
         double z;
-        float mx;
-        eng__softmax_stats(l, e, V, &z, &mx);
-        eng__finish_row(e, V, z, best, r);
+        eng__softmax_stats(kern, l, e, V, &z);
+        eng__finish_row(kern, e, l, V, z, best, r);
         return;
     }
 
@@ -870,8 +919,7 @@ static void eng__red_task(void *arg, int task, int tid) {
             l[v] /= s->temperature;
     if (s->top_p < 1.0f) {
         double z;
-        float mx;
-        eng__softmax_stats(l, e, V, &z, &mx);
+        eng__softmax_stats(kern, l, e, V, &z);
         /* Candidates: every v with e_v >= tau, tau lowered until their mass
          * exceeds top_p; only those need sorting. */
         const double target = (double)s->top_p * z;
@@ -913,8 +961,7 @@ static void eng__red_task(void *arg, int task, int tid) {
                 l[v] = -INFINITY;
     }
     double z;
-    float mx;
-    eng__softmax_stats(l, e, V, &z, &mx);
+    eng__softmax_stats(kern, l, e, V, &z);
     int32_t token = 0;
     if (s->temperature > 0) {
         const double target = eng_noise_uniform(s->seed, s->step, position, 0) * z;
@@ -938,7 +985,7 @@ static void eng__red_task(void *arg, int task, int tid) {
                 token = v;
             }
     }
-    eng__finish_row(e, V, z, token, r);
+    eng__finish_row(kern, e, l, V, z, token, r);
 }
 
 static base_status eng__cpu_step(eng_bctx *c, const eng_batch *bt, const eng_step_req *req,

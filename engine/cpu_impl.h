@@ -15,6 +15,7 @@ typedef struct eng__kernels {
     void (*gemm)(const float *X, int ldx, const float *W, int ldw, float *Y, int ldy, int M, int N,
                  int K, bool acc);
     void (*exp)(float *x, int n); /* in place */
+    void (*log)(float *x, int n); /* natural log in place, x > 0 */
     /* O[i, :hd] = sum_j P[i, j] V[j, :hd] for i < nq, j < len (attention's P V). */
     void (*pv)(const float *P, int ldp, int nq, int len, const float *V, int ldv, float *O, int ldo,
                int hd);
