@@ -101,10 +101,13 @@ CASES = {
         dict(alg="p2", n=8, steps=8),
         dict(alg="p2", n=6, steps=3, temperature=0.6, seed=2),
         dict(alg="threshold", n=8, threshold=0.5),
+        dict(alg="entropy", n=8, steps=8),
     ],
     "llada": [
         dict(alg="low_confidence", n=8, steps=8, block=4),
         dict(alg="low_confidence", n=8, steps=4, block=4, temperature=1.0, seed=9),
+        dict(alg="threshold", n=8, threshold=0.5, block=4),
+        dict(alg="maskgit_plus", n=6, steps=6),
     ],
 }
 
@@ -137,24 +140,27 @@ def main():
                 print("   reference", want[0])
                 fails += 1
     # Cached mode: a refresh every step is exact mode; block refresh is reported.
-    mdir = checkpoint(workdir, "dream")
     agree = n_tok = 0
-    for case in (dict(alg="threshold", n=16, threshold=0.5, block=4),
-                 dict(alg="entropy", n=12, steps=12, block=4)):
+    for family, case in (("dream", dict(alg="threshold", n=16, threshold=0.5, block=4)),
+                         ("dream", dict(alg="entropy", n=12, steps=12, block=4)),
+                         ("open-dcoder", dict(alg="p2", n=8, steps=8)),
+                         ("llada", dict(alg="low_confidence", n=8, steps=8, block=4))):
+        mdir = checkpoint(workdir, family)
         total += 1
         exact = run_infilld(exe, mdir, case)["tokens"]
         every = run_infilld(exe, mdir, case, mode="cached", refresh=1)["tokens"]
         ok = exact == every
-        print(("ok  " if ok else "FAIL"), "cached refresh=1 == exact", case)
+        print(("ok  " if ok else "FAIL"), "cached refresh=1 == exact", family, case)
         if not ok:
             print("   exact ", exact)
             print("   cached", every)
             fails += 1
         blk = run_infilld(exe, mdir, case, mode="cached")
-        agree += sum(1 for a, b in zip(exact, blk["tokens"]) if a == b)
+        same = sum(1 for a, b in zip(exact, blk["tokens"]) if a == b)
+        agree += same
         n_tok += len(exact)
-        print("     block-refresh cached: %d full + %d window forwards" %
-              (blk["forward_full"], blk["forward_window"]))
+        print("     block-refresh cached: %d full + %d window forwards, %d/%d tokens as exact" %
+              (blk["forward_full"], blk["forward_window"], same, len(exact)))
     print("block-refresh cached agrees with exact on %d/%d tokens (%.0f%%)" %
           (agree, n_tok, 100.0 * agree / max(n_tok, 1)))
     print("%d/%d checks identical" % (total - fails, total))
