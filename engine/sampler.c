@@ -292,10 +292,11 @@ typedef struct eng__run {
     int L, hs, N; /* canvas length, hole start, hole size */
     int L0;       /* layout length before DreamOn's padding */
     int n_seq;
-    int S;      /* total steps (schedule) */
-    int B, nb;  /* block length, number of blocks */
-    int shift;  /* 1 for shifted families */
-    int n_bias; /* fixed biases (mask id, expand id) */
+    int S;              /* total steps (schedule) */
+    int B, nb;          /* block length, number of blocks */
+    int shift;          /* 1 for shifted families */
+    int n_bias;         /* fixed biases (mask id, expand id) */
+    int win_lo, win_hi; /* this step's eligible span over all rows (WINDOW forwards) */
 } eng__run;
 
 static int eng__block_steps(const eng__run *r, int blk) {
@@ -327,10 +328,12 @@ static void eng__set_penalty(eng__run *r, eng_sampling *smp, int step, int n_fix
 
 static base_status eng__call(eng__run *r, const eng_batch *batch, eng_step_req *req, bool full) {
     req->mode = full ? ENG_STEP_FULL : ENG_STEP_WINDOW;
-    req->win_start = r->hs - r->shift;
+    /* Dual cache: recompute only the current blocks (plus the token whose row
+     * predicts a shifted block's first slot); the rest is read from the cache. */
+    req->win_start = r->win_lo - r->shift;
     if (req->win_start < 0)
         req->win_start = 0;
-    req->win_end = r->hs + r->N;
+    req->win_end = r->win_hi;
     uint64_t t0 = base_now_ns();
     base_status st = r->st->step(r->st->ud, batch, req, r->d->rows);
     r->res->ms_step += base_ms_since(t0);
@@ -356,6 +359,8 @@ static void eng__plan_seq(eng__run *r, int b, int step, bool final, int *n_pos) 
         bs = r->hs;
         be = r->hs + r->N;
     }
+    r->win_lo = BASE_MIN(r->win_lo, bs);
+    r->win_hi = BASE_MAX(r->win_hi, be);
     int sb = eng__block_steps(r, s->blk), j = s->blk_step;
     if (r->alg == ENG_ALG_P2) {
         for (int i = bs; i < be; i++)
@@ -602,6 +607,8 @@ static base_status eng__run_fixed(eng__run *r) {
             return BASE_ERR_CANCELLED;
         bool final = eng__out_of_time(p, step);
         int n_pos = 0;
+        r->win_lo = r->hs + r->N;
+        r->win_hi = r->hs;
         for (int b = 0; b < r->n_seq; b++)
             eng__plan_seq(r, b, step, final, &n_pos);
         r->res->steps_run++;
