@@ -312,102 +312,101 @@ ENG__AVX512 static void eng__convert_avx512(const eng_tensor *w, int64_t row0, i
     }
 }
 
-/* 8 x 3 register tile: 24 accumulators + 3 W vectors + 1 X vector = 28 zmm.
- * Per 16-wide k step: 11 loads for 24 FMAs; the K tail uses masked loads. */
-ENG__AVX512 static void eng__gemm_avx512(const float *X, int ldx, const float *W, int ldw, float *Y,
-                                         int ldy, int M, int N, int K, bool acc) {
-    int m = 0;
-    for (; m + 8 <= M; m += 8) {
-        const float *x = X + (int64_t)m * ldx;
-        int n = 0;
-        for (; n + 3 <= N; n += 3) {
-            const float *w0 = W + (int64_t)n * ldw, *w1 = w0 + ldw, *w2 = w1 + ldw;
-            /* Named accumulators: an indexed array would be spilled to the stack. */
+/* R x 3 register tile (R <= 8 rows of X, 3 rows of W): up to 24 accumulators
+ * + 3 W vectors + 1 X vector = 28 zmm. Per 16-wide k step: R + 3 loads for 3R
+ * FMAs; the K tail uses masked loads. R is a constant after inlining, so the
+ * rows >= R and their accumulators vanish. */
+ENG__AVX512 static inline __attribute__((always_inline)) void
+eng__gemm512_rows(const int R, const float *x, int ldx, const float *W, int ldw, float *Y, int ldy,
+                  int N, int K, bool acc) {
+    int n = 0;
+    for (; n + 3 <= N; n += 3) {
+        const float *w0 = W + (int64_t)n * ldw, *w1 = w0 + ldw, *w2 = w1 + ldw;
+        /* Named accumulators: an indexed array would be spilled to the stack. */
 #define ENG__DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0, c##i##2 = c##i##0
-            ENG__DECL(0);
-            ENG__DECL(1);
-            ENG__DECL(2);
-            ENG__DECL(3);
-            ENG__DECL(4);
-            ENG__DECL(5);
-            ENG__DECL(6);
-            ENG__DECL(7);
+        ENG__DECL(0);
+        ENG__DECL(1);
+        ENG__DECL(2);
+        ENG__DECL(3);
+        ENG__DECL(4);
+        ENG__DECL(5);
+        ENG__DECL(6);
+        ENG__DECL(7);
 #undef ENG__DECL
-            for (int k = 0; k < K; k += 16) {
-                __mmask16 km = K - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
-                __m512 b0 = _mm512_maskz_loadu_ps(km, w0 + k),
-                       b1 = _mm512_maskz_loadu_ps(km, w1 + k),
-                       b2 = _mm512_maskz_loadu_ps(km, w2 + k);
+        for (int k = 0; k < K; k += 16) {
+            __mmask16 km = K - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
+            __m512 b0 = _mm512_maskz_loadu_ps(km, w0 + k), b1 = _mm512_maskz_loadu_ps(km, w1 + k),
+                   b2 = _mm512_maskz_loadu_ps(km, w2 + k);
 #define ENG__ROW(i)                                                                                \
-    do {                                                                                           \
+    if (R > (i)) {                                                                                 \
         __m512 a = _mm512_maskz_loadu_ps(km, x + (int64_t)(i)*ldx + k);                            \
         c##i##0 = _mm512_fmadd_ps(a, b0, c##i##0);                                                 \
         c##i##1 = _mm512_fmadd_ps(a, b1, c##i##1);                                                 \
         c##i##2 = _mm512_fmadd_ps(a, b2, c##i##2);                                                 \
-    } while (0)
-                ENG__ROW(0);
-                ENG__ROW(1);
-                ENG__ROW(2);
-                ENG__ROW(3);
-                ENG__ROW(4);
-                ENG__ROW(5);
-                ENG__ROW(6);
-                ENG__ROW(7);
+    }
+            ENG__ROW(0)
+            ENG__ROW(1)
+            ENG__ROW(2)
+            ENG__ROW(3)
+            ENG__ROW(4)
+            ENG__ROW(5)
+            ENG__ROW(6)
+            ENG__ROW(7)
 #undef ENG__ROW
-            }
+        }
 #define ENG__OUT(i)                                                                                \
-    do {                                                                                           \
-        float *y = Y + (int64_t)(m + (i)) * ldy + n;                                               \
+    if (R > (i)) {                                                                                 \
+        float *y = Y + (int64_t)(i)*ldy + n;                                                       \
         float v0 = _mm512_reduce_add_ps(c##i##0), v1 = _mm512_reduce_add_ps(c##i##1),              \
               v2 = _mm512_reduce_add_ps(c##i##2);                                                  \
         y[0] = acc ? y[0] + v0 : v0;                                                               \
         y[1] = acc ? y[1] + v1 : v1;                                                               \
         y[2] = acc ? y[2] + v2 : v2;                                                               \
-    } while (0)
-            ENG__OUT(0);
-            ENG__OUT(1);
-            ENG__OUT(2);
-            ENG__OUT(3);
-            ENG__OUT(4);
-            ENG__OUT(5);
-            ENG__OUT(6);
-            ENG__OUT(7);
-#undef ENG__OUT
-        }
-        for (; n < N; n++)
-            for (int i = 0; i < 8; i++) {
-                float v = eng__dot_avx512(x + (int64_t)i * ldx, W + (int64_t)n * ldw, K);
-                float *y = Y + (int64_t)(m + i) * ldy + n;
-                *y = acc ? *y + v : v;
-            }
     }
-    /* Remaining rows: 1 x 4 tiles. */
-    for (; m < M; m++) {
-        const float *x = X + (int64_t)m * ldx;
-        int n = 0;
-        for (; n + 4 <= N; n += 4) {
-            const float *w0 = W + (int64_t)n * ldw;
-            __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-            for (int k = 0; k < K; k += 16) {
-                __mmask16 km = K - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
-                __m512 a = _mm512_maskz_loadu_ps(km, x + k);
-                c0 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(km, w0 + k), c0);
-                c1 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(km, w0 + ldw + k), c1);
-                c2 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(km, w0 + 2 * (int64_t)ldw + k), c2);
-                c3 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(km, w0 + 3 * (int64_t)ldw + k), c3);
-            }
-            float r[4] = {_mm512_reduce_add_ps(c0), _mm512_reduce_add_ps(c1),
-                          _mm512_reduce_add_ps(c2), _mm512_reduce_add_ps(c3)};
-            for (int j = 0; j < 4; j++) {
-                float *y = Y + (int64_t)m * ldy + n + j;
-                *y = acc ? *y + r[j] : r[j];
-            }
-        }
-        for (; n < N; n++) {
-            float v = eng__dot_avx512(x, W + (int64_t)n * ldw, K);
-            float *y = Y + (int64_t)m * ldy + n;
+        ENG__OUT(0)
+        ENG__OUT(1)
+        ENG__OUT(2)
+        ENG__OUT(3)
+        ENG__OUT(4)
+        ENG__OUT(5)
+        ENG__OUT(6)
+        ENG__OUT(7)
+#undef ENG__OUT
+    }
+    for (; n < N; n++)
+        for (int i = 0; i < R; i++) {
+            float v = eng__dot_avx512(x + (int64_t)i * ldx, W + (int64_t)n * ldw, K);
+            float *y = Y + (int64_t)i * ldy + n;
             *y = acc ? *y + v : v;
         }
+}
+
+/* Rows are split into ceil(M / 8) blocks of near-equal size (33 -> 7,7,7,6,6),
+ * so that no block is a slow single row. */
+ENG__AVX512 static void eng__gemm_avx512(const float *X, int ldx, const float *W, int ldw, float *Y,
+                                         int ldy, int M, int N, int K, bool acc) {
+    const int nblk = (M + 7) / 8;
+    int m = 0;
+    for (int b = 0; b < nblk; b++) {
+        const int R = (M - m) / (nblk - b) + ((M - m) % (nblk - b) != 0);
+        const float *x = X + (int64_t)m * ldx;
+        float *y = Y + (int64_t)m * ldy;
+        switch (R) {
+#define ENG__CASE(r)                                                                               \
+    case r:                                                                                        \
+        eng__gemm512_rows(r, x, ldx, W, ldw, y, ldy, N, K, acc);                                   \
+        break;
+            ENG__CASE(1)
+            ENG__CASE(2)
+            ENG__CASE(3)
+            ENG__CASE(4)
+            ENG__CASE(5)
+            ENG__CASE(6)
+            ENG__CASE(7)
+            ENG__CASE(8)
+#undef ENG__CASE
+        }
+        m += R;
     }
 }
 
