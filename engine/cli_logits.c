@@ -25,6 +25,16 @@ static int eng__logits_usage(FILE *f) {
     return f == stderr ? 2 : 0;
 }
 
+/* Load progress as a percentage on stderr when it is a terminal. */
+static void eng__logits_progress(void *ud, uint64_t done, uint64_t total) {
+    int *last = ud;
+    int pct = total ? (int)(done * 100 / total) : 100;
+    if (pct != *last) {
+        *last = pct;
+        fprintf(stderr, "\rloading model %3d%%%s", pct, pct == 100 ? "\n" : "");
+    }
+}
+
 static bool eng__parse_tokens(const char *s, int32_t **out, int *n) {
     int cap = 16, k = 0;
     int32_t *ids = malloc((size_t)cap * sizeof *ids);
@@ -106,6 +116,11 @@ int eng_cli_logits(int argc, char **argv) {
         fprintf(stderr, "infilld logits: refusing to write binary rows to a terminal; use --out\n");
         free(ids);
         return 2;
+    }
+    int last_pct = -1;
+    if (isatty(STDERR_FILENO)) {
+        o.progress = eng__logits_progress;
+        o.progress_ud = &last_pct;
     }
     int rc = 1;
     eng_error err = {0};
