@@ -790,12 +790,39 @@ typedef struct eng__red_job {
     eng_row_result *out;
 } eng__red_job;
 
-static int eng__cmp_desc(const void *a, const void *b, void *ctx) {
-    const float *l = ctx;
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    if (l[x] != l[y])
-        return l[x] > l[y] ? -1 : 1;
-    return x < y ? -1 : 1;
+/* Order of top-p: logit descending, then index ascending. */
+static inline bool eng__before(const float *l, int32_t x, int32_t y) {
+    return l[x] > l[y] || (l[x] == l[y] && x < y);
+}
+
+/* Heap with the element that comes last at the root. */
+static void eng__sift(int32_t *ix, int root, int end, const float *l) {
+    for (;;) {
+        int child = 2 * root + 1;
+        if (child >= end)
+            return;
+        if (child + 1 < end && eng__before(l, ix[child], ix[child + 1]))
+            child++;
+        if (!eng__before(l, ix[root], ix[child]))
+            return;
+        int32_t t = ix[root];
+        ix[root] = ix[child];
+        ix[child] = t;
+        root = child;
+    }
+}
+
+/* In-place heapsort of ix[0..n) into eng__before order; no allocation (glibc's
+ * qsort may malloc, and nothing is allocated inside a step). */
+static void eng__sort_desc(int32_t *ix, int n, const float *l) {
+    for (int i = n / 2 - 1; i >= 0; i--)
+        eng__sift(ix, i, n, l);
+    for (int end = n - 1; end > 0; end--) {
+        int32_t t = ix[0];
+        ix[0] = ix[end];
+        ix[end] = t;
+        eng__sift(ix, 0, end, l);
+    }
 }
 
 /* k-th largest of l[0..V) via a size-k min-heap in h. */
@@ -937,7 +964,7 @@ static void eng__red_task(void *arg, int task, int tid) {
                 break;
             tau *= 0.125;
         }
-        qsort_r(ix, (size_t)n, sizeof *ix, eng__cmp_desc, l);
+        eng__sort_desc(ix, n, l);
         double cum = 0;
         int keep = n;
         for (int k = 0; k < n; k++) {
