@@ -54,6 +54,7 @@ typedef struct dmn__prov {
     char *model_dir;
     char *device;
     char state[16];
+    char backend[16]; /* device actually in use, from the worker */
     double last_latency_ms;
     int progress; /* work-done progress handle while loading */
     int last_percent;
@@ -119,7 +120,8 @@ static void dmn__on_state(void *ud, const char *state, const char *msg, uint64_t
 /* ---- loop thread ---------------------------------------------------------------- */
 
 static void dmn__send_status(dmn__prov *p) {
-    lsp_status st = {p->model_dir, p->worker ? (p->device ? p->device : "auto") : NULL, p->state,
+    const char *dev = p->backend[0] ? p->backend : (p->device ? p->device : "auto");
+    lsp_status st = {p->model_dir, dev, p->state,
                      p->last_latency_ms > 0 ? p->last_latency_ms : -1.0};
     dmn_host_status(p->host, &st);
 }
@@ -194,6 +196,8 @@ static void dmn__handle_partial(dmn__prov *p, dmn__event *ev) {
 
 static void dmn__handle_state(dmn__prov *p, dmn__event *ev) {
     if (strcmp(ev->state, "loading") == 0) {
+        if (ev->total == 0)
+            p->backend[0] = 0; /* a new load starts */
         if (!p->progress) {
             p->progress = dmn_host_progress_begin(p->host, "Loading model", ev->text);
             p->last_percent = -1;
@@ -220,6 +224,8 @@ static void dmn__handle_state(dmn__prov *p, dmn__event *ev) {
             BASE_LOGE("dmn", "%s", msg);
         }
     }
+    if (strcmp(ev->state, "ready") == 0 && ev->text)
+        snprintf(p->backend, sizeof p->backend, "%s", ev->text);
     snprintf(p->state, sizeof p->state, "%s", ev->state);
     dmn__send_status(p);
 }

@@ -180,7 +180,9 @@ typedef struct ifl_worker_cbs {
     void (*done)(void *ud, ifl_job *job);
     /* Partial text of a running job. text borrowed. */
     void (*partial)(void *ud, uint64_t job_id, const char *text, size_t len, int step, int steps);
-    /* Model state: "loading" (with done/total bytes), "ready", "error" (msg). */
+    /* Model state: "loading" (msg = the folder; later ticks carry done/total
+     * bytes), "ready" (msg = the backend, "cpu" / "cuda"), "error" (msg = why),
+     * "none" (unloaded). */
     void (*state)(void *ud, const char *state, const char *msg, uint64_t done, uint64_t total);
     void *ud;
 } ifl_worker_cbs;

@@ -53,7 +53,8 @@ static void ifl__do_load(ifl_worker *w, char *dir) {
     eng_error err = {0};
     w->model = ifl_model_open(dir, &o, &err);
     if (w->cbs.state)
-        w->cbs.state(w->cbs.ud, w->model ? "ready" : "error", w->model ? dir : err.msg, 0, 0);
+        w->cbs.state(w->cbs.ud, w->model ? "ready" : "error",
+                     w->model ? ifl_model_device(w->model) : err.msg, 0, 0);
     free(dir);
 }
 

@@ -58,6 +58,8 @@ const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout
   new rpc.StreamMessageWriter(proc.stdin));
 const partials = [];
 conn.onNotification('infilld/partial', (p) => partials.push(p));
+const statuses = [];
+conn.onNotification('infilld/status', (p) => statuses.push(p));
 conn.onNotification(() => {});
 conn.onRequest('window/workDoneProgress/create', () => null);
 const edits = [];
@@ -82,7 +84,7 @@ try {
       textDocument: { inlineCompletion: { dynamicRegistration: false } },
       workspace: { applyEdit: true },
     },
-    initializationOptions: { seed, partial: true, candidates: 2 },
+    initializationOptions: { seed, partial: true, status: true, candidates: 2 },
   });
   conn.sendNotification('initialized', {});
   conn.sendNotification('textDocument/didOpen',
@@ -100,6 +102,8 @@ try {
   check(partials.length >= 1, `infilld/partial notifications arrived (${partials.length})`);
   check(partials.every((p) => typeof p.text === 'string' && p.step >= 1),
     'partials carry text and step');
+  const ready = statuses.find((st) => st.state === 'ready');
+  check(ready && ready.device === 'cpu', 'infilld/status reports the model ready on the cpu');
 
   // Type the first character of the completion: answered from the typing cache.
   const c0 = cli.text.charCodeAt(0);
@@ -127,6 +131,9 @@ try {
     textDocument: { uri }, position: { line, character: character + 1 }, context: { triggerKind: 1 },
   });
   check(items(res3).length >= 1, `invoked request returns candidates (${items(res3).length})`);
+  // Sent right after the first answer.
+  check(statuses.some((st) => typeof st.lastLatencyMs === 'number' && st.lastLatencyMs > 0),
+    'infilld/status carries the last latency');
 
   // Regenerate a selection through the model: a workspace edit replaces it.
   const range = { start: { line: 2, character: 4 }, end: { line: 2, character: 17 } };
