@@ -76,8 +76,8 @@ typedef struct eng_diff_params {
     int candidates;    /* sequences in the batch (different noise), >= 1 */
     eng_cache_mode mode;
     int refresh;   /* cached: also a FULL step every `refresh` steps; 0 = block starts only */
-    uint64_t seed; /* noise seed; batch rows differ through the noise position (b·len + i); DreamOn
-                      row c: seed + c */
+    uint64_t seed; /* noise seed; batch rows differ through the noise position (b * len + i);
+                      DreamOn row c: seed + c */
     int max_steps; /* hard step budget (0 = none); the last step commits every mask */
     uint64_t deadline_ns;       /* base_now_ns() deadline (0 = none); then one final commit step */
     int dreamon_max_hole;       /* DreamOn: largest hole (0 = max(64, N)) */
