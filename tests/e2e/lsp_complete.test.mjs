@@ -135,6 +135,35 @@ try {
   check(statuses.some((st) => typeof st.lastLatencyMs === 'number' && st.lastLatencyMs > 0),
     'infilld/status carries the last latency');
 
+  // Supersession: a newer request for the same document answers the older
+  // one with null; cancellation answers -32800 (or null) and the daemon goes on.
+  const pos = { line: 0, character: 8 };
+  const pa = conn.sendRequest('textDocument/inlineCompletion', {
+    textDocument: { uri }, position: pos, context: { triggerKind: 1 },
+  });
+  const pb = conn.sendRequest('textDocument/inlineCompletion', {
+    textDocument: { uri }, position: pos, context: { triggerKind: 2 },
+  });
+  const [ra, rb] = await Promise.all([pa, pb]);
+  check(ra === null || items(ra).length === 0, 'the superseded request is answered with null');
+  check(items(rb).length === 1, 'the newer request is answered');
+  const cts = new rpc.CancellationTokenSource();
+  // (Another position: the same one would be answered from the typing cache.)
+  const pc = conn.sendRequest('textDocument/inlineCompletion', {
+    textDocument: { uri }, position: { line: 2, character: 10 }, context: { triggerKind: 2 },
+  }, cts.token);
+  cts.cancel();
+  let cancelled = false;
+  try {
+    const rc = await pc;
+    cancelled = rc === null || items(rc).length === 0;
+    if (!cancelled) console.log('cancel answered with', JSON.stringify(rc).slice(0, 200));
+  } catch (e) {
+    cancelled = e.code === -32800;
+    if (!cancelled) console.log('cancel error', e.code, e.message);
+  }
+  check(cancelled, 'a cancelled request is answered with -32800 or null');
+
   // Regenerate a selection through the model: a workspace edit replaces it.
   const range = { start: { line: 2, character: 4 }, end: { line: 2, character: 17 } };
   const r4 = await conn.sendRequest('workspace/executeCommand', {
