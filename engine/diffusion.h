@@ -108,7 +108,7 @@ int eng_diff_layout(const eng_model_info *info, const eng_diff_prompt *p, int n_
 typedef struct eng_diff_candidate {
     const int32_t *tokens; /* the hole after the last step, before stripping (borrowed) */
     int n_tokens;
-    const int32_t *text_ids; /* tokens without EOS/pad/mask/expand/BOS (borrowed) */
+    const int32_t *text_ids; /* tokens without EOS/pad/mask/expand/BOS/strip ids (borrowed) */
     int n_text_ids;
     double mean_conf; /* mean probability of the committed tokens */
     int index;        /* batch row of this candidate */
@@ -131,6 +131,11 @@ typedef struct eng_diffuser eng_diffuser;
 eng_diffuser *eng_diffuser_new(const eng_model_info *info, int max_batch, int max_len,
                                eng_error *err);
 void eng_diffuser_free(eng_diffuser *d);
+/* Extra ids stripped from every candidate's text_ids, like EOS/pad surplus:
+ * the tokenizer's added tokens (eng_token_is_added), so that control text such
+ * as <|fim_suffix|> proposed inside the hole never reaches a completion. The
+ * hole tokens (eng_diff_candidate.tokens) keep them. Copies ids; n = 0 clears. */
+base_status eng_diffuser_set_strip(eng_diffuser *d, const int32_t *ids, int n);
 
 /* Runs one infill. The result borrows the diffuser's buffers until the next
  * call. Returns ERR_CANCELLED when the cancel flag was raised (no result),

@@ -107,6 +107,9 @@ base_status eng_detokenize(const eng_tokenizer *t, const int32_t *ids, size_t n,
 const char *eng_token_bytes(const eng_tokenizer *t, int32_t id, size_t *len);
 /* Id of an added/special token by its content, or -1. */
 int32_t eng_token_special_id(const eng_tokenizer *t, const char *content);
+/* True for an added token (special or not, e.g. Qwen's <|fim_suffix|>): text
+ * that the model's control vocabulary spells, never code. */
+bool eng_token_is_added(const eng_tokenizer *t, int32_t id);
 size_t eng_tokenizer_vocab_size(const eng_tokenizer *t);
 
 /* ---- context: batch canvas + K/V cache --------------------------------------

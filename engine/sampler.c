@@ -166,6 +166,8 @@ struct eng_diffuser {
     int32_t *layout;      /* [max_len] */
     eng__seq *seq;        /* [max_batch] */
     eng_logit_bias bias[4];
+    int32_t *strip; /* sorted extra ids never written to text_ids (added tokens) */
+    int n_strip;
 };
 
 eng_diffuser *eng_diffuser_new(const eng_model_info *info, int max_batch, int max_len,
@@ -223,7 +225,30 @@ void eng_diffuser_free(eng_diffuser *d) {
     free(d->key);
     free(d->layout);
     free(d->seq);
+    free(d->strip);
     free(d);
+}
+
+static int eng__cmp_id(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+base_status eng_diffuser_set_strip(eng_diffuser *d, const int32_t *ids, int n) {
+    if (!d || n < 0 || (n > 0 && !ids))
+        return BASE_ERR_INVALID;
+    int32_t *v = NULL;
+    if (n > 0) {
+        v = malloc(sizeof(int32_t) * (size_t)n);
+        if (!v)
+            return BASE_ERR_NOMEM;
+        memcpy(v, ids, sizeof(int32_t) * (size_t)n);
+        qsort(v, (size_t)n, sizeof *v, eng__cmp_id);
+    }
+    free(d->strip);
+    d->strip = v;
+    d->n_strip = n;
+    return BASE_OK;
 }
 
 static int eng__dreamon_max_hole(const eng_diff_params *p) {
@@ -777,10 +802,15 @@ static base_status eng__run_dreamon(eng__run *r, int c) {
     return BASE_OK;
 }
 
-static bool eng__strip_id(const eng_model_info *info, int32_t id) {
-    return id == info->eos_id || id == info->pad_id || id == info->mask_id ||
-           (info->expand_id >= 0 && id == info->expand_id) ||
-           (info->bos_id >= 0 && id == info->bos_id);
+/* Ids that never reach the text: EOS/pad surplus, masks, expand, BOS, and the
+ * diffuser's strip list (docs/SAMPLERS.md, "Special tokens in the hole"). */
+static bool eng__strip_id(const eng_diffuser *d, int32_t id) {
+    const eng_model_info *info = &d->info;
+    if (id == info->eos_id || id == info->pad_id || id == info->mask_id ||
+        (info->expand_id >= 0 && id == info->expand_id) ||
+        (info->bos_id >= 0 && id == info->bos_id))
+        return true;
+    return d->n_strip > 0 && bsearch(&id, d->strip, (size_t)d->n_strip, sizeof id, eng__cmp_id);
 }
 
 base_status eng_diffuse(eng_diffuser *d, const eng_stepper *st, const eng_diff_prompt *prompt,
@@ -842,7 +872,7 @@ base_status eng_diffuse(eng_diffuser *d, const eng_stepper *st, const eng_diff_p
         int32_t *t = d->text_ids + (size_t)b * d->max_len;
         int k = 0;
         for (int i = 0; i < n; i++)
-            if (!eng__strip_id(&d->info, c->tokens[i]))
+            if (!eng__strip_id(d, c->tokens[i]))
                 t[k++] = c->tokens[i];
         c->text_ids = t;
         c->n_text_ids = k;

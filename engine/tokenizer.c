@@ -1386,4 +1386,8 @@ int32_t eng_token_special_id(const eng_tokenizer *t, const char *content) {
     return -1;
 }
 
+bool eng_token_is_added(const eng_tokenizer *t, int32_t id) {
+    return t && id >= 0 && (uint32_t)id < t->n_ids && (t->tok_flags[id] & TOK_ADDED);
+}
+
 size_t eng_tokenizer_vocab_size(const eng_tokenizer *t) { return t ? t->n_ids : 0; }

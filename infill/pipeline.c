@@ -25,6 +25,37 @@ void ifl_model_opts_default(ifl_model_opts *o) {
     o->max_candidates = 4;
 }
 
+/* Every added token of the tokenizer (FIM markers, chat markers, ...) is
+ * stripped from the hole's text like EOS/pad surplus (docs/SAMPLERS.md). */
+static base_status ifl__set_strip(ifl_model *m, eng_error *err) {
+    size_t nv = eng_tokenizer_vocab_size(m->tok);
+    int32_t *ids = NULL;
+    int n = 0, cap = 0;
+    base_status st = BASE_OK;
+    for (size_t i = 0; i < nv && st == BASE_OK; i++) {
+        if (!eng_token_is_added(m->tok, (int32_t)i))
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            int32_t *v = realloc(ids, sizeof(int32_t) * (size_t)cap);
+            if (!v) {
+                st = BASE_ERR_NOMEM;
+                break;
+            }
+            ids = v;
+        }
+        ids[n++] = (int32_t)i;
+    }
+    if (st == BASE_OK)
+        st = eng_diffuser_set_strip(m->diff, ids, n);
+    free(ids);
+    if (st != BASE_OK) {
+        err->status = st;
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+    }
+    return st;
+}
+
 ifl_model *ifl_model_open(const char *dir, const ifl_model_opts *o, eng_error *err) {
     ifl_model_opts def;
     if (!o) {
@@ -51,7 +82,7 @@ ifl_model *ifl_model_open(const char *dir, const ifl_model_opts *o, eng_error *e
     if (!m->ctx)
         goto fail;
     m->diff = eng_diffuser_new(&m->info, m->max_batch, m->max_len, err);
-    if (!m->diff)
+    if (!m->diff || ifl__set_strip(m, err) != BASE_OK)
         goto fail;
     return m;
 fail:
@@ -184,7 +215,8 @@ static base_status ifl__cut_suffix(const eng_tokenizer *t, const char *s, size_t
 
 /* Detokenizes ids, skipping ids the tokenizer has no text for (the embedding's
  * padding rows past the vocabulary, which a random or untrained model may
- * pick). */
+ * pick) and added tokens, special or not (partial texts show no
+ * <|fim_suffix|> either). */
 static base_status ifl__detok(const eng_tokenizer *t, const int32_t *ids, int n, char **out,
                               size_t *len) {
     int32_t *ok = malloc(sizeof(int32_t) * (size_t)(n + 1));
@@ -193,7 +225,7 @@ static base_status ifl__detok(const eng_tokenizer *t, const int32_t *ids, int n,
     int k = 0;
     for (int i = 0; i < n; i++) {
         size_t bl;
-        if (eng_token_bytes(t, ids[i], &bl))
+        if (eng_token_bytes(t, ids[i], &bl) && !eng_token_is_added(t, ids[i]))
             ok[k++] = ids[i];
     }
     base_status st = eng_detokenize(t, ok, (size_t)k, true, out, len);

@@ -5,6 +5,7 @@
 #include "toy.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- scripted DreamOn double ------------------------------------------------
@@ -297,6 +298,66 @@ static void test_loop(void) {
     eng_diffuser_free(d);
 }
 
+/* ---- special tokens in the hole ------------------------------------------------
+ * Every requested position proposes, with high confidence, either an ordinary
+ * id or SPECIAL (standing for an added token such as <|fim_suffix|>): the
+ * proposals land in the hole for every algorithm, and only the strip list
+ * keeps them out of the text. */
+#define SPECIAL 30
+
+static base_status special_step(void *ud, const eng_batch *batch, const eng_step_req *req,
+                                eng_row_result *out) {
+    (void)ud;
+    for (int q = 0; q < req->n_pos; q++) {
+        int i = req->positions[q] % batch->len;
+        out[q].token = i % 2 ? SPECIAL : 21;
+        out[q].prob = 0.97f;
+        out[q].margin = 0.95f;
+        out[q].neg_entropy = -0.05f;
+    }
+    return BASE_OK;
+}
+
+static int count_id(const int32_t *v, int n, int32_t id) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += v[i] == id;
+    return k;
+}
+
+static void test_special_stripped(void) {
+    eng_model_info info;
+    eng_diffuser *d = new_diffuser(&info, true);
+    eng_stepper st = {special_step, NULL};
+    eng_diff_prompt pr = {PREFIX, 3, SUFFIX, 2};
+    static const int32_t strip[] = {SPECIAL, 40};
+    for (int a = 0; a < ENG_ALG_COUNT_; a++) {
+        for (int with = 0; with < 2; with++) {
+            CHECK_EQ_I(eng_diffuser_set_strip(d, strip, with ? 2 : 0), BASE_OK);
+            eng_diff_params p;
+            eng_diff_params_default(&p);
+            p.alg = (eng_alg)a;
+            p.n_hole = 6;
+            p.candidates = 2;
+            eng_diff_result res;
+            CHECK_EQ_I(eng_diffuse(d, &st, &pr, &p, &res), BASE_OK);
+            for (int c = 0; c < res.n_candidates; c++) {
+                const eng_diff_candidate *k = &res.cand[c];
+                int in_hole = count_id(k->tokens, k->n_tokens, SPECIAL);
+                int in_text = count_id(k->text_ids, k->n_text_ids, SPECIAL);
+                if (in_hole == 0)
+                    fprintf(stderr, "alg %s: no special id in the hole\n", eng_alg_name(p.alg));
+                CHECK(in_hole > 0);
+                CHECK_EQ_I(in_text, with ? 0 : in_hole);
+                CHECK_EQ_I(count_id(k->text_ids, k->n_text_ids, 21),
+                           count_id(k->tokens, k->n_tokens, 21));
+            }
+        }
+    }
+    CHECK_EQ_I(eng_diffuser_set_strip(d, NULL, -1), BASE_ERR_INVALID);
+    eng_diffuser_free(d);
+}
+
 static void test_names(void) {
     eng_alg a;
     for (int i = 0; i < ENG_ALG_COUNT_; i++) {
@@ -320,5 +381,6 @@ int main(void) {
     test_layout();
     test_loop();
     test_names();
+    test_special_stripped();
     return check_finish("test_sampler");
 }
