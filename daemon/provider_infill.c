@@ -2,7 +2,10 @@
  * on the infill worker thread (one per loaded model); results, partial texts
  * and model state come back through one uv_async_t, whose callback drains the
  * whole event queue on the loop thread. Typing-through answers come from the
- * infill typing cache without touching the model. */
+ * infill typing cache without touching the model. Spans are located and
+ * candidates post-processed on the loop thread with each session's
+ * per-document syntax trees (ifl_syntax on lsp_server_docs); the worker only
+ * runs the model. */
 #include "infill.h"
 #include "provider.h"
 
@@ -23,8 +26,16 @@ typedef struct dmn__pending {
     bool dead; /* cancelled or its session closed: drop the result */
     size_t cursor;
     char *key; /* typing-cache key: session pointer + uri */
+    char *uri;
     struct dmn__pending *next;
 } dmn__pending;
+
+/* A session's syntax trees, subscribed to its document store. */
+typedef struct dmn__sess {
+    lsp_server *srv;
+    ifl_syntax *sx;
+    struct dmn__sess *next;
+} dmn__sess;
 
 typedef enum dmn__ev_kind { DMN_EV_DONE, DMN_EV_PARTIAL, DMN_EV_STATE } dmn__ev_kind;
 
@@ -51,6 +62,10 @@ typedef struct dmn__prov {
     ifl_worker *worker;
     ifl_tcache *tcache;
     dmn__pending *pending;
+    dmn__sess *sessions;
+    /* Trees of closed sessions: their store still calls them while it is
+     * freed, right after session_close; freed on the next loop callback. */
+    dmn__sess *closed;
     char *model_dir;
     char *device;
     char state[16];
@@ -140,7 +155,71 @@ static void dmn__pending_free(dmn__pending *e) {
     if (!e)
         return;
     free(e->key);
+    free(e->uri);
     free(e);
+}
+
+static void dmn__sess_free_list(dmn__sess **list) {
+    while (*list) {
+        dmn__sess *s = *list;
+        *list = s->next;
+        ifl_syntax_free(s->sx);
+        free(s);
+    }
+}
+
+/* The session's trees, created on its first request; NULL on OOM (the
+ * pipeline then uses the line rule). */
+static ifl_syntax *dmn__syntax(dmn__prov *p, lsp_server *srv) {
+    for (dmn__sess *s = p->sessions; s; s = s->next)
+        if (s->srv == srv)
+            return s->sx;
+    dmn__sess *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->sx = ifl_syntax_new(lsp_server_docs(srv));
+    if (!s->sx) {
+        free(s);
+        return NULL;
+    }
+    s->srv = srv;
+    s->next = p->sessions;
+    p->sessions = s;
+    return s->sx;
+}
+
+typedef struct dmn__post_ctx {
+    ifl_syntax *sx;
+    const lsp_doc *doc; /* NULL: the document changed or closed since the request */
+    const ifl_doc_req *req;
+} dmn__post_ctx;
+
+static base_status dmn__post(void *ud, const ifl_span *span, const char *cand, size_t len,
+                             const ifl_post_opts *o, char **out, size_t *out_len) {
+    dmn__post_ctx *c = ud;
+    if (c->doc)
+        return ifl_syntax_postprocess(c->sx, c->doc, span, cand, len, o, out, out_len);
+    return ifl_syntax_postprocess_text(c->req->language, c->req->text, c->req->len, span, cand, len,
+                                       o, out, out_len);
+}
+
+/* Post-processes a finished job on the loop thread: with the document's tree
+ * when the document still has the text the job ran on, else by parsing that
+ * text. */
+static base_status dmn__post_job(dmn__prov *p, const dmn__pending *e, ifl_job *job) {
+    dmn__post_ctx c = {NULL, NULL, &job->req};
+    ifl_syntax *sx = NULL;
+    for (dmn__sess *s = p->sessions; s; s = s->next)
+        if (s->srv == e->srv)
+            sx = s->sx;
+    const lsp_doc *doc = sx && e->uri ? lsp_doc_get(lsp_server_docs(e->srv), e->uri) : NULL;
+    size_t len = 0;
+    const char *text = doc ? lsp_doc_text(doc, &len) : NULL;
+    if (text && len == job->req.len && memcmp(text, job->req.text, len) == 0) {
+        c.sx = sx;
+        c.doc = doc;
+    }
+    return ifl_doc_post(&job->req, &job->res, dmn__post, &c);
 }
 
 static void dmn__handle_done(dmn__prov *p, ifl_job *job) {
@@ -151,6 +230,8 @@ static void dmn__handle_done(dmn__prov *p, ifl_job *job) {
         return;
     }
     *link = e->next;
+    if (!e->dead && job->status == BASE_OK)
+        job->status = dmn__post_job(p, e, job);
     if (!e->dead) {
         if (job->status == BASE_OK && job->res.n_items > 0) {
             int n = e->invoked ? job->res.n_items : 1;
@@ -171,8 +252,8 @@ static void dmn__handle_done(dmn__prov *p, ifl_job *job) {
             if (k > 0 && e->kind == LSP_REQ_INLINE && items[0].start == items[0].end)
                 ifl_tcache_put(p->tcache, e->key, job->req.text, job->req.len, e->cursor,
                                items[0].text, items[0].len);
+            /* Sent with the worker's "ready" that follows. */
             p->last_latency_ms = job->latency_ms;
-            dmn__send_status(p);
         } else if (job->status == BASE_OK) {
             lsp_server_complete(e->srv, e->token, NULL, 0, BASE_OK, NULL);
         } else if (job->status == BASE_ERR_STATE) {
@@ -232,6 +313,7 @@ static void dmn__handle_state(dmn__prov *p, dmn__event *ev) {
 
 static void dmn__drain(uv_async_t *a) {
     dmn__prov *p = a->data;
+    dmn__sess_free_list(&p->closed);
     pthread_mutex_lock(&p->mu);
     dmn__event *ev = p->ev_head;
     p->ev_head = p->ev_tail = NULL;
@@ -324,9 +406,14 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
             r.time_budget_ms = (int)json_number_value(tb);
     }
     r.want_partial = req->want_partial && !sel;
+    ifl_syntax *sx = dmn__syntax(p, srv);
+    r.has_span = true;
+    r.span_status = sx ? ifl_syntax_locate(sx, req->doc, r.cursor, r.sel_start, r.sel_end, &r.span)
+                       : BASE_ERR_NOMEM;
+    r.defer_post = true;
     dmn__pending *e = calloc(1, sizeof *e);
-    if (!e || !(e->key = strdup(key))) {
-        free(e);
+    if (!e || !(e->key = strdup(key)) || !(e->uri = strdup(req->uri ? req->uri : ""))) {
+        dmn__pending_free(e);
         lsp_server_complete(srv, req->token, NULL, 0, BASE_ERR_NOMEM, NULL);
         return;
     }
@@ -357,6 +444,15 @@ static void dmn__cancel(void *ud, lsp_server *srv, lsp_token token) {
 
 static void dmn__session_close(void *ud, lsp_server *srv) {
     dmn__prov *p = ud;
+    dmn__sess_free_list(&p->closed);
+    for (dmn__sess **pp = &p->sessions; *pp; pp = &(*pp)->next)
+        if ((*pp)->srv == srv) {
+            dmn__sess *s = *pp;
+            *pp = s->next;
+            s->next = p->closed;
+            p->closed = s;
+            break;
+        }
     for (dmn__pending *e = p->pending; e; e = e->next)
         if (e->srv == srv && !e->dead) {
             e->dead = true;
@@ -470,6 +566,8 @@ void dmn_provider_free(lsp_provider_i *iface) {
         p->pending = e->next;
         dmn__pending_free(e);
     }
+    dmn__sess_free_list(&p->sessions);
+    dmn__sess_free_list(&p->closed);
     ifl_tcache_free(p->tcache);
     p->tcache = NULL;
     free(p->model_dir);

@@ -114,6 +114,15 @@ typedef struct ifl_doc_req {
     void (*partial)(void *ud, const char *text, size_t len, int step, int steps);
     void *partial_ud;
     bool want_partial; /* worker jobs: send partials through ifl_worker_cbs.partial */
+    /* A span the caller located (the LSP path: ifl_syntax_locate on the
+     * document's tree, on the loop thread) with that call's status; when
+     * !has_span the pipeline calls ifl_syntax_locate_text on text. */
+    bool has_span;
+    ifl_span span;
+    base_status span_status;
+    /* Leave res.items empty: the caller runs ifl_doc_post on its own thread
+     * (the LSP path post-processes with the document's tree). */
+    bool defer_post;
 } ifl_doc_req;
 
 void ifl_doc_req_default(ifl_doc_req *r);
@@ -128,6 +137,7 @@ typedef struct ifl_doc_item {
 
 typedef struct ifl_doc_res {
     ifl_span span;
+    bool syntax; /* the span came from the syntax module (post-processing applies) */
     int n_items;
     ifl_doc_item items[ENG_DIFF_MAX_CANDIDATES]; /* valid first, then by confidence */
     ifl_text_res raw;
@@ -135,6 +145,20 @@ typedef struct ifl_doc_res {
 
 base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile int *cancel,
                              ifl_doc_res *out);
+
+/* The span stage shared by every path: sp as located when located is OK,
+ * else the line rule (or the selection). Returns located == BASE_OK. */
+bool ifl_doc_span(const ifl_doc_req *r, base_status located, ifl_span *sp);
+
+/* Post-processes one raw candidate for the span (ifl_syntax_postprocess or
+ * its _text form); ERR_PARSE rejects it. */
+typedef base_status (*ifl_post_fn)(void *ud, const ifl_span *span, const char *cand, size_t len,
+                                   const ifl_post_opts *o, char **out, size_t *out_len);
+
+/* The post stage shared by every path: res->raw's candidates become
+ * res->items (post-processed with post when res->syntax, else cut to the
+ * span's lines), valid ones first. r is the request res was computed for. */
+base_status ifl_doc_post(const ifl_doc_req *r, ifl_doc_res *res, ifl_post_fn post, void *ud);
 void ifl_doc_res_free(ifl_doc_res *r);
 
 /* ---- typing-through cache --------------------------------------------------------
@@ -182,7 +206,8 @@ typedef struct ifl_worker_cbs {
     void (*partial)(void *ud, uint64_t job_id, const char *text, size_t len, int step, int steps);
     /* Model state: "loading" (msg = the folder; later ticks carry done/total
      * bytes), "ready" (msg = the backend, "cpu" / "cuda"), "error" (msg = why),
-     * "none" (unloaded). */
+     * "none" (unloaded), "busy" (a job starts running; "ready" again, with the
+     * backend, once it is done and no other job waits). */
     void (*state)(void *ud, const char *state, const char *msg, uint64_t done, uint64_t total);
     void *ud;
 } ifl_worker_cbs;

@@ -449,6 +449,31 @@ static size_t ifl__first_line(const char *s, size_t n) {
     return nl ? (size_t)(nl - s) : n;
 }
 
+bool ifl_doc_span(const ifl_doc_req *r, base_status located, ifl_span *sp) {
+    if (located == BASE_OK)
+        return true;
+    bool sel = r->sel_end > r->sel_start;
+    ifl__line_span(r, sp);
+    if (sel) {
+        sp->kind = IFL_SPAN_SELECTION;
+        sp->hole_start = r->sel_start;
+        sp->hole_end = r->sel_end;
+        sp->multiline = true;
+        sp->max_lines = 64;
+        sp->n_tokens = 64;
+    }
+    return false;
+}
+
+/* ifl_post_fn on the request's own text (the one-shot CLI, worker jobs that
+ * post-process in place). */
+static base_status ifl__post_text(void *ud, const ifl_span *span, const char *cand, size_t len,
+                                  const ifl_post_opts *o, char **out, size_t *out_len) {
+    const ifl_doc_req *r = ud;
+    return ifl_syntax_postprocess_text(r->language, r->text, r->len, span, cand, len, o, out,
+                                       out_len);
+}
+
 base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile int *cancel,
                              ifl_doc_res *out) {
     memset(out, 0, sizeof *out);
@@ -456,21 +481,14 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
         return BASE_ERR_RANGE;
     uint64_t t0 = base_now_ns();
     bool sel = r->sel_end > r->sel_start;
-    base_status st = ifl_syntax_locate_text(r->language, r->text, r->len, r->cursor,
-                                            sel ? r->sel_start : r->cursor,
-                                            sel ? r->sel_end : r->cursor, &out->span);
-    bool have_syntax = st == BASE_OK;
-    if (!have_syntax) {
-        ifl__line_span(r, &out->span);
-        if (sel) {
-            out->span.kind = IFL_SPAN_SELECTION;
-            out->span.hole_start = r->sel_start;
-            out->span.hole_end = r->sel_end;
-            out->span.multiline = true;
-            out->span.max_lines = 64;
-            out->span.n_tokens = 64;
-        }
-    }
+    base_status located = r->span_status;
+    if (r->has_span)
+        out->span = r->span;
+    else
+        located = ifl_syntax_locate_text(r->language, r->text, r->len, r->cursor,
+                                         sel ? r->sel_start : r->cursor,
+                                         sel ? r->sel_end : r->cursor, &out->span);
+    out->syntax = ifl_doc_span(r, located, &out->span);
     double span_ms = base_ms_since(t0);
     ifl_span *sp = &out->span;
     if (sp->hole_start > sp->hole_end || sp->hole_end > r->len)
@@ -500,41 +518,50 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
         tr.params.temperature = 0.6f; /* distinct candidates need noise */
     tr.partial = r->partial;
     tr.partial_ud = r->partial_ud;
-    st = ifl_infill_text(m, &tr, cancel, &out->raw);
+    base_status st = ifl_infill_text(m, &tr, cancel, &out->raw);
     if (st != BASE_OK)
         return st;
     out->raw.t.span_ms = span_ms;
+    if (!r->defer_post)
+        st = ifl_doc_post(r, out, ifl__post_text, (void *)r);
+    out->raw.t.total_ms = base_ms_since(t0);
+    return st;
+}
 
+base_status ifl_doc_post(const ifl_doc_req *r, ifl_doc_res *out, ifl_post_fn post, void *ud) {
     uint64_t t1 = base_now_ns();
+    const ifl_span *sp = &out->span;
     ifl_post_opts po = {r->validate != 0};
+    for (int i = 0; i < out->n_items; i++)
+        free(out->items[i].text);
+    out->n_items = 0;
     for (int c = 0; c < out->raw.n_cand; c++) {
         const ifl_text_cand *tc = &out->raw.cand[c];
-        char *post = NULL;
-        size_t post_len = 0;
+        char *text = NULL;
+        size_t text_len = 0;
         bool valid = true;
         base_status ps = BASE_ERR_UNSUPPORTED;
-        if (have_syntax)
-            ps = ifl_syntax_postprocess_text(r->language, r->text, r->len, sp, tc->text, tc->len,
-                                             &po, &post, &post_len);
+        if (out->syntax && post)
+            ps = post(ud, sp, tc->text, tc->len, &po, &text, &text_len);
         if (ps == BASE_ERR_PARSE) {
             /* Rejected by the syntax check: keep it last, untrimmed. */
             valid = false;
-            post = NULL;
+            text = NULL;
         }
-        if (!post) {
+        if (!text) {
             size_t l = tc->len;
             if (!sp->multiline)
                 l = ifl__first_line(tc->text, tc->len);
-            post = malloc(l + 1);
-            if (!post)
+            text = malloc(l + 1);
+            if (!text)
                 return BASE_ERR_NOMEM;
-            memcpy(post, tc->text, l);
-            post[l] = 0;
-            post_len = l;
+            memcpy(text, tc->text, l);
+            text[l] = 0;
+            text_len = l;
         }
         ifl_doc_item *it = &out->items[out->n_items++];
-        it->text = post;
-        it->len = post_len;
+        it->text = text;
+        it->len = text_len;
         it->start = sp->hole_start;
         it->end = sp->hole_end;
         it->confidence = tc->mean_conf;
@@ -551,6 +578,5 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
         out->items[j + 1] = v;
     }
     out->raw.t.post_ms = base_ms_since(t1);
-    out->raw.t.total_ms = base_ms_since(t0);
     return BASE_OK;
 }

@@ -71,6 +71,7 @@ static void ifl__job_partial(void *ud, const char *text, size_t len, int step, i
 
 static void *ifl__worker_main(void *arg) {
     ifl_worker *w = arg;
+    bool busy = false; /* "busy" reported, "ready" not yet */
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (!w->stop && !w->load_pending && !w->queue)
@@ -82,6 +83,7 @@ static void *ifl__worker_main(void *arg) {
             w->load_dir = NULL;
             w->load_pending = false;
             pthread_mutex_unlock(&w->mu);
+            busy = false;
             ifl__do_load(w, dir);
             pthread_mutex_lock(&w->mu);
             continue;
@@ -92,6 +94,11 @@ static void *ifl__worker_main(void *arg) {
         w->running = j;
         pthread_mutex_unlock(&w->mu);
         uint64_t t0 = base_now_ns();
+        bool run = !j->cancel && w->model;
+        if (run && !busy && w->cbs.state) {
+            busy = true;
+            w->cbs.state(w->cbs.ud, "busy", NULL, 0, 0);
+        }
         if (j->cancel) {
             j->status = j->cancel == 2 ? BASE_ERR_SUPERSEDED : BASE_ERR_CANCELLED;
         } else if (!w->model) {
@@ -119,6 +126,14 @@ static void *ifl__worker_main(void *arg) {
         else
             ifl_job_free(j);
         pthread_mutex_lock(&w->mu);
+        /* Back to ready once nothing waits (a load reports its own state). */
+        if (busy && !w->queue && !w->load_pending && w->model) {
+            busy = false;
+            pthread_mutex_unlock(&w->mu);
+            if (w->cbs.state)
+                w->cbs.state(w->cbs.ud, "ready", ifl_model_device(w->model), 0, 0);
+            pthread_mutex_lock(&w->mu);
+        }
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;

@@ -176,6 +176,56 @@ try {
   if (!(ch && ch.length === 1 && ch[0].newText === r4.text)) console.log(JSON.stringify(edits), JSON.stringify(r4));
   check(ch && ch.length === 1 && ch[0].newText === r4.text,
     'regenerate applies one workspace edit with that text');
+
+  // Incremental edits, then a completion: the daemon's per-document tree
+  // follows the edits, so the answer equals the CLI's on the edited text.
+  const textA = 'import os\n\ndef total(items):\n    s = 0\n    return s\n';
+  const textB = '\ndef total(items):\n    s = 0\n    for it in items:\n    return s\n';
+  const fileB = path.join(workDir, 'total.py');
+  fs.writeFileSync(fileB, textB);
+  const uriB = 'file://' + path.join(workDir, 'total_edited.py');
+  conn.sendNotification('textDocument/didOpen',
+    { textDocument: { uri: uriB, languageId: 'python', version: 1, text: textA } });
+  // A completion on the unedited text parses the tree once.
+  await conn.sendRequest('textDocument/inlineCompletion', {
+    textDocument: { uri: uriB }, position: { line: 3, character: 9 }, context: { triggerKind: 2 },
+  });
+  conn.sendNotification('textDocument/didChange', {
+    textDocument: { uri: uriB, version: 2 },
+    contentChanges: [
+      { range: { start: { line: 3, character: 4 }, end: { line: 3, character: 9 } },
+        text: 's = 0\n    for it in items:' },
+      { range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } }, text: '' },
+    ],
+  });
+  const posB = { line: 3, character: 10 }; // "    for it| in items:"
+  const cliB = JSON.parse(execFileSync(exe, ['complete', fileB, '--line', String(posB.line + 1),
+    '--col', String(posB.character + 1), '--json', '--seed', String(seed), '--model', modelDir],
+  { encoding: 'utf8', env: { ...process.env, XDG_CONFIG_HOME: '/nonexistent-infilld-test' } }));
+  const nStatus = statuses.length;
+  const r5 = await conn.sendRequest('textDocument/inlineCompletion', {
+    textDocument: { uri: uriB }, position: posB, context: { triggerKind: 2 },
+  });
+  const g5 = items(r5);
+  const t5 = g5[0] ? (typeof g5[0].insertText === 'string' ? g5[0].insertText : g5[0].insertText.value) : '';
+  console.log(`after edits: cli ${JSON.stringify(cliB.text)} (${cliB.span && cliB.span.kind}), lsp ${JSON.stringify(t5)}`);
+  check(t5 === cliB.text, 'after incremental edits the completion equals `infilld complete --json` on the edited text');
+
+  // infilld/status: "busy" while the worker runs the job, then "ready" with the latency.
+  // (The "ready" of the previous job may come first; the reply precedes the
+  // "ready" of this one.)
+  const readyAfterBusy = () => {
+    const iB = statuses.findIndex((st, i) => i >= nStatus && st.state === 'busy');
+    return iB < 0 ? undefined : statuses.slice(iB + 1).find((st) => st.state === 'ready');
+  };
+  for (let i = 0; i < 250 && !readyAfterBusy(); i++) await new Promise((r) => setTimeout(r, 20));
+  const seq = statuses.slice(nStatus).map((st) => st.state);
+  console.log(`status sequence: ${seq.join(' ')}`);
+  const iBusy = seq.indexOf('busy');
+  const after = readyAfterBusy();
+  check(iBusy >= 0 && after !== undefined, 'infilld/status goes busy while the job runs, then ready');
+  check(after && typeof after.lastLatencyMs === 'number' && after.lastLatencyMs > 0,
+    `the ready status after the job carries lastLatencyMs (${after && after.lastLatencyMs})`);
 } catch (e) {
   console.log('FAIL ' + e.message);
   failures++;
