@@ -5,6 +5,7 @@
 #include "infill.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -144,8 +145,92 @@ static void test_worker(void) {
     pthread_mutex_destroy(&r.mu);
 }
 
+/* ---- the shared span and post stages -------------------------------------------- */
+
+static char *dup_str(const char *t) {
+    size_t n = strlen(t);
+    char *s = malloc(n + 1);
+    memcpy(s, t, n + 1);
+    return s;
+}
+
+/* Rejects candidates starting with 'x'; wraps the others in []. */
+static int post_calls;
+static base_status fake_post(void *ud, const ifl_span *span, const char *cand, size_t len,
+                             const ifl_post_opts *o, char **out, size_t *out_len) {
+    (void)ud;
+    (void)span;
+    CHECK(o->validate);
+    post_calls++;
+    if (len > 0 && cand[0] == 'x') {
+        *out = NULL;
+        return BASE_ERR_PARSE;
+    }
+    *out = malloc(len + 3);
+    (*out)[0] = '[';
+    memcpy(*out + 1, cand, len);
+    (*out)[len + 1] = ']';
+    (*out)[len + 2] = 0;
+    *out_len = len + 2;
+    return BASE_OK;
+}
+
+static void test_doc_stages(void) {
+    const char *text = "a = 1\nb = \n";
+    ifl_doc_req r;
+    ifl_doc_req_default(&r);
+    r.text = text;
+    r.len = strlen(text);
+    r.cursor = 10; /* end of "b = " */
+    ifl_span sp;
+    memset(&sp, 0, sizeof sp);
+    sp.kind = IFL_SPAN_BLOCK;
+    CHECK(ifl_doc_span(&r, BASE_OK, &sp));
+    CHECK_EQ_I(sp.kind, IFL_SPAN_BLOCK); /* a located span is kept */
+    CHECK(!ifl_doc_span(&r, BASE_ERR_UNSUPPORTED, &sp));
+    CHECK_EQ_I(sp.kind, IFL_SPAN_LINE_END);
+    CHECK(!sp.multiline);
+    CHECK_EQ_U(sp.hole_start, 10);
+    r.sel_start = 0;
+    r.sel_end = 5;
+    CHECK(!ifl_doc_span(&r, BASE_ERR_UNSUPPORTED, &sp));
+    CHECK_EQ_I(sp.kind, IFL_SPAN_SELECTION);
+    CHECK_EQ_U(sp.hole_end, 5);
+    r.sel_start = r.sel_end = 10;
+
+    ifl_doc_res res;
+    memset(&res, 0, sizeof res);
+    CHECK(!ifl_doc_span(&r, BASE_ERR_UNSUPPORTED, &res.span));
+    res.raw.n_cand = 3;
+    const char *cands[] = {"x bad", "2\nc = 3", "good"};
+    for (int i = 0; i < 3; i++) {
+        res.raw.cand[i].text = dup_str(cands[i]);
+        res.raw.cand[i].len = strlen(cands[i]);
+        res.raw.cand[i].mean_conf = 0.9 - 0.1 * i;
+    }
+    /* Without syntax: no post function call, cut to the first line. */
+    post_calls = 0;
+    CHECK_EQ_I(ifl_doc_post(&r, &res, fake_post, NULL), BASE_OK);
+    CHECK_EQ_I(post_calls, 0);
+    CHECK_EQ_I(res.n_items, 3);
+    CHECK_STR(res.items[1].text, "2");
+    CHECK(res.items[0].valid);
+    /* With syntax: post-processed, the rejected one last and untrimmed. */
+    res.syntax = true;
+    CHECK_EQ_I(ifl_doc_post(&r, &res, fake_post, NULL), BASE_OK);
+    CHECK_EQ_I(post_calls, 3);
+    CHECK_EQ_I(res.n_items, 3);
+    CHECK_STR(res.items[0].text, "[2\nc = 3]");
+    CHECK_STR(res.items[1].text, "[good]");
+    CHECK_STR(res.items[2].text, "x bad");
+    CHECK(res.items[0].valid && res.items[1].valid && !res.items[2].valid);
+    CHECK_EQ_U(res.items[0].start, 10);
+    ifl_doc_res_free(&res);
+}
+
 int main(void) {
     test_budget();
+    test_doc_stages();
     test_tcache();
     test_worker();
     return check_finish("test_infill");
