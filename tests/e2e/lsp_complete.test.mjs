@@ -2,7 +2,9 @@
 // completion for a buffer equals `infilld complete --json` for the same
 // buffer, cursor and seed; partials arrive when opted in; typing into the
 // shown completion is answered from the typing cache (no new partials); an
-// Invoked request returns candidates.
+// Invoked request returns candidates; after incremental edits the answer
+// equals the CLI's on the edited text (the per-document tree follows the
+// edits); infilld/status goes busy while a job runs, then ready.
 // Usage: node lsp_complete.test.mjs INFILLD MODEL_DIR WORKDIR   (exit 77 = skipped)
 import { spawn, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -42,10 +44,12 @@ const line = 1; // 0-based LSP line
 const character = 11; // mid-line, before "= width *"
 const seed = 7;
 
-// One-shot CLI answer for the same buffer, cursor and seed (1-based line/col).
-const cli = JSON.parse(execFileSync(exe, ['complete', file, '--line', String(line + 1), '--col',
-  String(character + 1), '--json', '--seed', String(seed), '--model', modelDir],
+// One-shot CLI answer for a file at a 0-based LSP position and the seed.
+const cliComplete = (f, pos) => JSON.parse(execFileSync(exe, ['complete', f, '--line',
+  String(pos.line + 1), '--col', String(pos.character + 1), '--json', '--seed', String(seed),
+  '--model', modelDir],
 { encoding: 'utf8', env: { ...process.env, XDG_CONFIG_HOME: '/nonexistent-infilld-test' } }));
+const cli = cliComplete(file, { line, character });
 console.log(`cli: ${JSON.stringify(cli.text)} (${cli.steps_run} steps, ${cli.timings_ms.total.toFixed(1)} ms)`);
 
 const proc = spawn(exe, ['--model', modelDir], {
@@ -75,6 +79,12 @@ const timer = setTimeout(() => {
 
 const uri = 'file://' + file;
 const items = (res) => (Array.isArray(res) ? res : (res && res.items) || []);
+// Text of the first item of an answer (insertText is a string or a snippet).
+const firstText = (res) => {
+  const it = items(res)[0];
+  if (!it) return undefined;
+  return typeof it.insertText === 'string' ? it.insertText : it.insertText && it.insertText.value;
+};
 
 try {
   await conn.sendRequest('initialize', {
@@ -95,10 +105,9 @@ try {
   });
   const got = items(res);
   check(got.length === 1, `automatic request returns one item (${got.length})`);
-  const first = got[0] ? got[0].insertText : undefined;
-  const firstText = typeof first === 'string' ? first : first && first.value;
-  console.log(`lsp: ${JSON.stringify(firstText)}`);
-  check(firstText === cli.text, 'inline completion equals `infilld complete --json`');
+  const t1 = firstText(res);
+  console.log(`lsp: ${JSON.stringify(t1)}`);
+  check(t1 === cli.text, 'inline completion equals `infilld complete --json`');
   check(partials.length >= 1, `infilld/partial notifications arrived (${partials.length})`);
   check(partials.every((p) => typeof p.text === 'string' && p.step >= 1),
     'partials carry text and step');
@@ -119,9 +128,7 @@ try {
       textDocument: { uri }, position: { line, character: character + 1 },
       context: { triggerKind: 2 },
     });
-    const g2 = items(res2);
-    const t2 = g2[0] ? (typeof g2[0].insertText === 'string' ? g2[0].insertText : g2[0].insertText.value) : undefined;
-    check(t2 === cli.text.slice(1), 'typing through the completion answers the rest from the cache');
+    check(firstText(res2) === cli.text.slice(1), 'typing through the completion answers the rest from the cache');
     check(partials.length === nPartials, 'no partials for a cached answer');
   } else {
     console.log('skip typing-through check: completion too short');
@@ -199,15 +206,12 @@ try {
     ],
   });
   const posB = { line: 3, character: 10 }; // "    for it| in items:"
-  const cliB = JSON.parse(execFileSync(exe, ['complete', fileB, '--line', String(posB.line + 1),
-    '--col', String(posB.character + 1), '--json', '--seed', String(seed), '--model', modelDir],
-  { encoding: 'utf8', env: { ...process.env, XDG_CONFIG_HOME: '/nonexistent-infilld-test' } }));
+  const cliB = cliComplete(fileB, posB);
   const nStatus = statuses.length;
   const r5 = await conn.sendRequest('textDocument/inlineCompletion', {
     textDocument: { uri: uriB }, position: posB, context: { triggerKind: 2 },
   });
-  const g5 = items(r5);
-  const t5 = g5[0] ? (typeof g5[0].insertText === 'string' ? g5[0].insertText : g5[0].insertText.value) : '';
+  const t5 = firstText(r5);
   console.log(`after edits: cli ${JSON.stringify(cliB.text)} (${cliB.span && cliB.span.kind}), lsp ${JSON.stringify(t5)}`);
   check(t5 === cliB.text, 'after incremental edits the completion equals `infilld complete --json` on the edited text');
 
