@@ -70,16 +70,22 @@ static void dreamon_params(eng_diff_params *p, int n) {
     p->n_hole = n;
 }
 
+/* Runs the scripted stepper on PREFIX / SUFFIX; the result borrows d. */
+static void run_dreamon(eng_diffuser *d, script *sc, const eng_diff_params *p,
+                        eng_diff_result *res) {
+    eng_stepper st = {script_step, sc};
+    eng_diff_prompt pr = {PREFIX, 3, SUFFIX, 2};
+    CHECK_EQ_I(eng_diffuse(d, &st, &pr, p, res), BASE_OK);
+}
+
 static void test_dreamon_expand(void) {
     eng_model_info info;
     eng_diffuser *d = new_diffuser(&info, true);
     script sc = {.which = {0}, .token = {TOY_EXPAND, 20, 21, 22}, .n = 4};
-    eng_stepper st = {script_step, &sc};
-    eng_diff_prompt pr = {PREFIX, 3, SUFFIX, 2};
     eng_diff_params p;
     dreamon_params(&p, 2);
     eng_diff_result res;
-    CHECK_EQ_I(eng_diffuse(d, &st, &pr, &p, &res), BASE_OK);
+    run_dreamon(d, &sc, &p, &res);
     CHECK_EQ_I(res.alg, ENG_ALG_DREAMON);
     CHECK_EQ_I(res.cand[0].n_tokens, 3);
     CHECK_EQ_I(res.cand[0].tokens[0], 20);
@@ -102,12 +108,10 @@ static void test_dreamon_delete(void) {
     /* Step 0: the third mask proposes EOS → it and every later mask of the
      * hole become EOS and are deleted; two slots remain. */
     script sc = {.which = {2, 0, 0}, .token = {TOY_EOS, 20, 21}, .n = 3};
-    eng_stepper st = {script_step, &sc};
-    eng_diff_prompt pr = {PREFIX, 3, SUFFIX, 2};
     eng_diff_params p;
     dreamon_params(&p, 4);
     eng_diff_result res;
-    CHECK_EQ_I(eng_diffuse(d, &st, &pr, &p, &res), BASE_OK);
+    run_dreamon(d, &sc, &p, &res);
     CHECK_EQ_I(res.cand[0].n_tokens, 2);
     CHECK_EQ_I(res.cand[0].tokens[0], 20);
     CHECK_EQ_I(res.cand[0].tokens[1], 21);
@@ -125,13 +129,11 @@ static void test_dreamon_budget(void) {
     script sc = {.which = {0, 0, 0, 0, 0},
                  .token = {TOY_EXPAND, TOY_EXPAND, TOY_EXPAND, TOY_EXPAND, TOY_EXPAND},
                  .n = 5};
-    eng_stepper st = {script_step, &sc};
-    eng_diff_prompt pr = {PREFIX, 3, SUFFIX, 2};
     eng_diff_params p;
     dreamon_params(&p, 2);
     p.dreamon_budget = 1;
     eng_diff_result res;
-    CHECK_EQ_I(eng_diffuse(d, &st, &pr, &p, &res), BASE_OK);
+    run_dreamon(d, &sc, &p, &res);
     CHECK(!sc.suppressed[0]);
     CHECK(sc.suppressed[1]); /* budget 0 after one expansion */
     CHECK(sc.suppressed[2]);
@@ -146,13 +148,11 @@ static void test_dreamon_window_full(void) {
     eng_diffuser *d = new_diffuser(&info, true);
     script sc = {
         .which = {0, 0, 0, 0}, .token = {TOY_EXPAND, TOY_EXPAND, TOY_EXPAND, TOY_EXPAND}, .n = 4};
-    eng_stepper st = {script_step, &sc};
-    eng_diff_prompt pr = {PREFIX, 3, SUFFIX, 2};
     eng_diff_params p;
     dreamon_params(&p, 2);
     p.dreamon_max_hole = 3; /* the canvas holds one extra slot */
     eng_diff_result res;
-    CHECK_EQ_I(eng_diffuse(d, &st, &pr, &p, &res), BASE_OK);
+    run_dreamon(d, &sc, &p, &res);
     CHECK(!sc.suppressed[0]);
     CHECK(sc.suppressed[1]); /* W == max_tokens */
     CHECK_EQ_I(sc.window[1], 10);
