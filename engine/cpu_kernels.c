@@ -381,10 +381,9 @@ eng__gemm512_rows(const int R, const float *x, int ldx, const float *W, int ldw,
         }
 }
 
-/* Rows are split into ceil(M / 8) blocks of near-equal size (33 -> 7,7,7,6,6),
- * so that no block is a slow single row. */
-ENG__AVX512 static void eng__gemm_avx512(const float *X, int ldx, const float *W, int ldw, float *Y,
-                                         int ldy, int M, int N, int K, bool acc) {
+/* One K chunk of eng__gemm_avx512, over every row block. */
+ENG__AVX512 static void eng__gemm_avx512_k(const float *X, int ldx, const float *W, int ldw,
+                                           float *Y, int ldy, int M, int N, int K, bool acc) {
     const int nblk = (M + 7) / 8;
     int m = 0;
     for (int b = 0; b < nblk; b++) {
@@ -408,6 +407,21 @@ ENG__AVX512 static void eng__gemm_avx512(const float *X, int ldx, const float *W
         }
         m += R;
     }
+}
+
+/* Rows are split into ceil(M / 8) blocks of near-equal size (33 -> 7,7,7,6,6),
+ * so that no block is a slow single row. A long K (the MLP down projection,
+ * K = d_ff) is cut into near-equal chunks of at most ENG__KC so that a block's
+ * X rows (8 x ENG__KC floats) stay in L1 while the weight tile streams from
+ * L2; every chunk after the first accumulates into Y. */
+enum { ENG__KC = 1024 };
+ENG__AVX512 static void eng__gemm_avx512(const float *X, int ldx, const float *W, int ldw, float *Y,
+                                         int ldy, int M, int N, int K, bool acc) {
+    const int nkc = (K + ENG__KC - 1) / ENG__KC;
+    const int kc = ((K + nkc - 1) / nkc + 15) & ~15;
+    for (int k0 = 0; k0 < K; k0 += kc)
+        eng__gemm_avx512_k(X + k0, ldx, W + k0, ldw, Y, ldy, M, N, BASE_MIN(kc, K - k0),
+                           acc || k0 > 0);
 }
 
 /* Four query rows at a time share each V row: 4 x 4 accumulators per 64 columns. */

@@ -20,10 +20,12 @@ function of the arguments (numpy PCG64 seeded with --seed).
 
 Weight kinds:
   default          random weights scaled so activations stay O(1) through every layer.
-  --peaked         tokens land in one of `hidden` buckets (id mod hidden); the LM head
-                   plants one confident target token per bucket, with a logit gap that
-                   varies per bucket, so threshold decoding commits some rows and not
-                   others. Written to peaked.json.
+  --peaked         a planted layer-0 head copies the bucket (id mod nb) of each row's
+                   nearest non-mask token; the LM head plants one confident target per
+                   bucket with a logit gap that varies per bucket; all other output
+                   projections are tiny, so this survives any depth. Predictions vary
+                   along a hole and threshold decoding commits several rows per step
+                   (see plant_peaked). Written to peaked.json.
   --known-answer   hand-built weights whose logits are known without a reference:
       map          attention and MLP output projections are zero, embedding row t is
                    one-hot at dim (t mod hidden); LM head row KA_BASE + KA_STRIDE*d
@@ -281,6 +283,107 @@ def peaked_targets(tokenizer, count):
     return [words[i * step] for i in range(count)]
 
 
+def peaked_layer(name):
+    """Layer index of a per-layer tensor name (Qwen2 "layers.N." or OLMo "blocks.N."), else None."""
+    for key in (".layers.", ".blocks."):
+        if key in name:
+            return int(name.split(key)[1].split(".")[0])
+    return None
+
+
+def plant_peaked(args, s, tensors, names, by_role, tokenizer):
+    """--peaked: confident predictions at any depth that depend on the neighbours.
+
+    Residual-stream layout (hidden dims): [0, nb) "token" block, the token's bucket
+    b(t) = t mod nb as a one-hot; [nb, 2nb) "copy" block; dim 2nb the mask flag (the mask
+    token's embedding is the flag alone). nb = min(head_dim, (hidden - 1) // 2).
+
+    Layer 0, query head 0 (and its key/value head 0) is a planted "nearest visible
+    neighbour" head: q and k are the same constant vector c for every token (masks have
+    k = 0), placed in two RoPE frequency pairs, so the score between positions i and j is
+    S_A cos(theta_A (i - j)) + S_B cos(theta_B (i - j)): largest for the nearest non-mask
+    token, S_A chosen so that distance 1 beats distance 2 by 10 logits; far tokens
+    (theta_A d > pi/2) score below the masks' 0. The value copies the token block, the
+    output projection writes it into the copy block. Every other attention and MLP output
+    projection is scaled by 1e-3 (zero sum over 24 layers keeps the stream within a few
+    percent), so the stream after any number of layers is token one-hot + copy one-hot.
+
+    LM head: row target[b] reads copy-block dim nb + b with a logit gap gaps[b] in
+    [10, 30] (p > 0.9 needs about 14 at vocab 152k, so most buckets are confident). So a
+    row's prediction is target[bucket of its nearest non-mask neighbour]: it changes along
+    a hole and as tokens are committed; rows equally far from two neighbours split their
+    attention and are less confident. Written to peaked.json."""
+    h, hd = s.hidden, s.head_dim
+    nb = min(hd, (h - 1) // 2)
+    flag = 2 * nb
+    mask_id = family_mask_id(args.family)
+    targets = peaked_targets(tokenizer, nb)
+    rng = np.random.Generator(np.random.PCG64(args.seed + 1))
+    gaps = np.linspace(10.0, 30.0, nb)
+    rng.shuffle(gaps)
+    sq = np.float32(np.sqrt(h))
+
+    # RoPE pairs (rotate-half layout: dims p and p + hd/2 rotate at theta^(-2p/hd)).
+    theta = args.rope_theta if args.rope_theta else (500000.0 if args.family == "llada"
+                                                     else 1000000.0)
+    freqs = theta ** (-2.0 * np.arange(hd // 2) / hd)
+    pa = int(np.argmin(np.abs(np.log(freqs / 0.1))))
+    pb = int(np.argmin(np.abs(np.log(freqs / 0.01))))
+    if pb == pa:
+        pb = min(pa + 1, hd // 2 - 1)
+    s_a = 10.0 / (np.cos(freqs[pa]) - np.cos(2 * freqs[pa]))
+    s_b = 100.0 if pb != pa else 0.0
+    # Attention divides scores by sqrt(head_dim).
+    c = np.zeros(hd, dtype=np.float32)
+    c[pa] = np.sqrt(s_a * np.sqrt(hd))
+    c[pb] += np.sqrt(s_b * np.sqrt(hd))
+
+    for name, t in tensors:
+        role = dict(names)[name]
+        layer = peaked_layer(name)
+        if role in ("o", "down"):
+            t *= 1e-3
+        if role in ("norm", "final_norm"):
+            t[...] = 1.0
+        if layer != 0:
+            continue
+        if role in ("q", "k", "v"):
+            t[:hd, :] = 0.0
+        if role in ("q_bias", "k_bias", "v_bias"):
+            t[:hd] = 0.0
+        if role == "q":
+            t[:hd, :nb] = c[:, None] / sq
+            t[:hd, flag] = c / sq
+        if role == "k":
+            t[:hd, :nb] = c[:, None] / sq
+        if role == "v":
+            t[np.arange(nb), np.arange(nb)] = 1.0 / sq
+        if role == "o":
+            t[:, :hd] = 0.0
+            t[nb + np.arange(nb), np.arange(nb)] = 1.0
+
+    embed = by_role["embed"][0]
+    embed *= 0.05
+    embed[:, :flag + 1] = 0.0
+    embed[np.arange(s.vocab), np.arange(s.vocab) % nb] = 1.0
+    if mask_id is not None and mask_id < s.vocab:
+        embed[mask_id, :flag + 1] = 0.0
+        embed[mask_id, flag] = 1.0
+    head = by_role["head"][0]
+    head *= 0.02
+    # After the final norm the stream (two unit one-hots) is scaled to rms 1: each
+    # one-hot has value sqrt(h / 2).
+    for b in range(nb):
+        head[targets[b], nb + b] += gaps[b] / np.sqrt(h / 2.0)
+    return {
+        "kind": "peaked",
+        "bucket": "x mod %d" % nb,
+        "rule": "row i predicts targets[bucket of the nearest non-mask token] (layer 0 head 0)",
+        "targets": [int(t) for t in targets],
+        "gaps": [float(g) for g in gaps],
+    }
+
+
 def build_tensors(args, s, tied, tokenizer):
     rng = np.random.Generator(np.random.PCG64(args.seed))
     names = tensor_names(args.family, s.layers, tied)
@@ -333,31 +436,7 @@ def build_tensors(args, s, tied, tokenizer):
     elif args.peaked:
         if tied:
             raise SystemExit("mkcheckpoint: --peaked needs an untied head")
-        targets = peaked_targets(tokenizer, s.hidden)
-        # Logit gap per bucket spread over [8, 22]; p > 0.9 needs a gap of about
-        # ln(9 * vocab) ~ 14, so roughly half the buckets are confident.
-        gaps = np.linspace(8.0, 22.0, s.hidden)
-        rng.shuffle(gaps)
-        for name_t in tensors:
-            name, t = name_t
-            role = dict(names)[name]
-            if role in ("o", "down"):
-                t *= 0.01  # keep the residual stream near the token's own bucket
-            if role in ("norm", "final_norm"):
-                t[...] = 1.0
-        embed = by_role["embed"][0]
-        embed *= 0.05
-        embed[np.arange(s.vocab), np.arange(s.vocab) % s.hidden] += 1.0
-        head = by_role["head"][0]
-        head *= 0.02
-        for d in range(s.hidden):
-            head[targets[d], d] += gaps[d] / np.sqrt(s.hidden)
-        meta = {
-            "kind": "peaked",
-            "bucket": "x mod hidden",
-            "targets": [int(t) for t in targets],
-            "gaps": [float(g) for g in gaps],
-        }
+        meta = plant_peaked(args, s, tensors, names, by_role, tokenizer)
     return [(n, t) for n, t in tensors], meta
 
 
