@@ -48,6 +48,32 @@ static int lsp__status_code(base_status st) {
     }
 }
 
+/* Error codes for a request the provider could not serve (its params were
+ * valid): cancelled, out of memory, or the request failed. */
+static int lsp__provider_code(base_status st) {
+    switch (st) {
+    case BASE_ERR_CANCELLED:
+        return LSP__REQUEST_CANCELLED;
+    case BASE_ERR_NOMEM:
+        return LSP__INTERNAL_ERROR;
+    default:
+        return LSP__REQUEST_FAILED;
+    }
+}
+
+static const char *lsp__kind_name(lsp_req_kind k) {
+    switch (k) {
+    case LSP_REQ_INLINE:
+        return "textDocument/inlineCompletion failed";
+    case LSP_REQ_COMPLETION:
+        return "textDocument/completion failed";
+    case LSP_REQ_REGENERATE:
+        return "infilld.regenerate failed";
+    default:
+        return "codeAction/resolve failed";
+    }
+}
+
 typedef enum lsp__state {
     LSP__UNINIT = 0,
     LSP__RUNNING,  /* initialize answered */
@@ -1021,7 +1047,10 @@ base_status lsp_server_complete(lsp_server *srv, lsp_token token, const lsp_comp
         goto done;
     }
     if (status != BASE_OK) {
-        lsp__error(srv, p->id, lsp__status_code(status), "%s",
+        /* The params were checked when the request came in, so a provider
+         * failure is the server's, never the client's: "out of range" from
+         * deep inside the model pipeline must not read as -32602. */
+        lsp__error(srv, p->id, lsp__provider_code(status), "%s: %s", lsp__kind_name(p->kind),
                    errmsg ? errmsg : base_status_str(status));
         goto done;
     }

@@ -2,7 +2,10 @@
  * binary). Answers with fixed text after an optional delay, in `steps`
  * timer ticks that each send infilld/partial, and honours cancellation
  * between ticks. Controlled per session through the settings object "fake":
- *   {"text": "fake()", "delayMs": 0, "steps": 0, "fail": null}
+ *   {"text": "fake()", "delayMs": 0, "steps": 0, "fail": null, "failRange": false}
+ * "fail" ends the request with BASE_ERR_MODEL and that message; "failRange"
+ * with BASE_ERR_RANGE and no message, as the real pipeline reported a model
+ * token it could not decode.
  * Inline / completion: inserts text at the cursor (or extends the
  * selectedCompletionInfo text over its range). Regenerate / code action:
  * replaces the selection with "REGENERATED". A "model" change in configure
@@ -24,6 +27,7 @@ typedef struct fake_job {
     int step, steps;
     bool want_partial;
     char *fail;
+    bool fail_range;
     uv_timer_t timer;
 } fake_job;
 
@@ -54,7 +58,9 @@ static void job_remove(fake_job *j) {
 }
 
 static void job_finish(fake_job *j) {
-    if (j->fail)
+    if (j->fail_range)
+        lsp_server_complete(j->srv, j->token, NULL, 0, BASE_ERR_RANGE, NULL);
+    else if (j->fail)
         lsp_server_complete(j->srv, j->token, NULL, 0, BASE_ERR_MODEL, j->fail);
     else
         lsp_server_complete(j->srv, j->token, &j->item, 1, BASE_OK, NULL);
@@ -98,6 +104,7 @@ static void fake_complete(void *ud, lsp_server *srv, const lsp_completion_req *r
     j->token = req->token;
     j->want_partial = req->want_partial;
     j->fail = fail ? strdup(fail) : NULL;
+    j->fail_range = json_is_true(json_object_get(cfg, "failRange"));
     j->item.confidence = 0.75;
     if (req->kind == LSP_REQ_REGENERATE || req->kind == LSP_REQ_CODE_ACTION) {
         j->text = strdup("REGENERATED");

@@ -181,6 +181,29 @@ test('supersession answers the older request with null; $/cancelRequest gives -3
   await close(s);
 });
 
+// Regression (docs/perf/editors.md): a valid end-of-line request after a
+// matching didChange was answered -32602 "out of range" when the model
+// pipeline failed inside (an id the tokenizer cannot decode). A provider
+// failure is the server's: -32803 naming the request, never "invalid params".
+test('a provider failure after a matching didChange is -32803, not -32602', async () => {
+  const s = await session(TESTD, { initOptions: { fake: { failRange: true } } });
+  const { conn } = s;
+  await open(conn, URI, 'def f(x):\n    # abcd\n');
+  await conn.sendNotification('textDocument/didChange', {
+    textDocument: { uri: URI, version: 2 },
+    contentChanges: [{ range: { start: { line: 1, character: 10 }, end: { line: 1, character: 10 } }, text: 'e' }],
+  });
+  const err = await rejectsWith(inline(conn, URI, 1, 11, { triggerKind: 2 }), -32803);
+  assert.match(err.message, /^textDocument\/inlineCompletion failed: out of range$/);
+  await rejectsWith(conn.sendRequest('textDocument/completion', { textDocument: { uri: URI }, position: { line: 1, character: 11 } }), -32803);
+  // The same request is fine when the provider is: the position was valid.
+  await conn.sendNotification('workspace/didChangeConfiguration', { settings: { fake: { failRange: false } } });
+  const r = await inline(conn, URI, 1, 11, { triggerKind: 2 });
+  assert.deepEqual(r.items[0].range, { start: { line: 1, character: 11 }, end: { line: 1, character: 11 } });
+  assert.equal(await viewText(conn, URI), 'def f(x):\n    # abcde\n');
+  await close(s);
+});
+
 test('infilld/partial (opt-in), status, showMessage and progress on a model change', async () => {
   const s = await session(TESTD, { initOptions: { partial: true, status: true, fake: { delayMs: 90, steps: 3 } } });
   const { conn } = s;
