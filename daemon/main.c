@@ -17,7 +17,8 @@ static int dmn__usage(FILE *f) {
     fprintf(f, "usage: infilld [options]                 serve LSP on stdio\n"
                "       infilld --listen 127.0.0.1:PORT   serve LSP over TCP, one session per "
                "connection\n"
-               "       infilld doctor                    build options, devices, model, grammars\n"
+               "       infilld doctor [--model DIR] [--device D]   build options, model, backend, "
+               "grammars\n"
                "       infilld complete FILE --line L --col C [--json] [--explain] [--seed S]\n"
                "       infilld tokenize | logits | infill ...   (see each --help)\n"
                "\n"
@@ -40,7 +41,9 @@ static int dmn__usage(FILE *f) {
     return f == stderr ? 2 : 0;
 }
 
-static int dmn__doctor(void) {
+/* argv[0] is "doctor"; the daemon's options (--model, --device, --config)
+ * choose the model reported, as they would for serving. */
+static int dmn__doctor(int argc, char **argv) {
     printf("infilld %s\n", INFILLD_VERSION);
 #ifdef __AVX2__
     printf("cpu: AVX2 compiled in\n");
@@ -66,11 +69,10 @@ static int dmn__doctor(void) {
     dmn_config cfg;
     bool exit_now;
     char err[512];
-    char *argv[] = {"infilld", NULL};
-    if (dmn_config_parse(&cfg, 1, argv, &exit_now, err, sizeof(err)) == BASE_OK) {
+    if (dmn_config_parse(&cfg, argc, argv, &exit_now, err, sizeof(err)) == BASE_OK) {
         printf("config file: %s\n", cfg.config_file ? cfg.config_file : "(none)");
-        const char *m = json_string_value(json_object_get(cfg.settings, "model"));
-        printf("model: %s\n", m ? m : "(none configured)");
+        fflush(stdout);
+        dmn_provider_doctor(cfg.settings, stdout);
     } else {
         printf("config: %s\n", err);
     }
@@ -83,11 +85,7 @@ typedef struct dmn__subcommand {
     int (*run)(int argc, char **argv);
 } dmn__subcommand;
 
-static int dmn__doctor_cmd(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return dmn__doctor();
-}
+static int dmn__doctor_cmd(int argc, char **argv) { return dmn__doctor(argc, argv); }
 
 static const dmn__subcommand dmn__subcommands[] = {
     {"doctor", dmn__doctor_cmd},

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "lsp.h"
 
+#include <stdio.h>
 #include <uv.h>
 
 /* What a provider may ask of the daemon: messages for every session (the
@@ -37,6 +38,17 @@ lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_hos
 /* NULL-safe. Stops the worker (joining it) and frees everything. Called after
  * every session has been closed. */
 void dmn_provider_free(lsp_provider_i *p);
+
+/* The model folder the provider loads for these settings: "model" when set
+ * (non-empty), else the embedded tiny model next to the executable
+ * (<exe dir>/models/tiny-dream or <exe dir>/../share/infilld/models/tiny-dream,
+ * the lookup `infilld complete` uses), else NULL (no model). The path is
+ * written to buf when it comes from the lookup. */
+const char *dmn_provider_model_dir(const json_t *settings, char *buf, size_t cap);
+
+/* `infilld doctor`: prints to f the model these settings would use (path,
+ * family, size) and the backend it runs on. */
+void dmn_provider_doctor(const json_t *settings, FILE *f);
 
 /* One-shot subcommands of the pipeline (implemented next to the real
  * provider; main.c dispatches to them when the build has them):

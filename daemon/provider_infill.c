@@ -475,12 +475,65 @@ static void dmn__set_model(dmn__prov *p, const char *dir, const char *device) {
     dmn__send_status(p);
 }
 
+const char *dmn_provider_model_dir(const json_t *settings, char *buf, size_t cap) {
+    const char *dir = json_string_value(json_object_get(settings, "model"));
+    if (dir && *dir)
+        return dir;
+    return buf && ifl_default_model_dir(buf, cap) ? buf : NULL;
+}
+
+static const char *dmn__family_name(eng_family f) {
+    switch (f) {
+    case ENG_FAMILY_DREAM:
+        return "dream";
+    case ENG_FAMILY_OPEN_DCODER:
+        return "open-dcoder";
+    case ENG_FAMILY_LLADA:
+        return "llada";
+    }
+    return "unknown";
+}
+
+void dmn_provider_doctor(const json_t *settings, FILE *f) {
+    char def[4096];
+    const char *dir = dmn_provider_model_dir(settings, def, sizeof def);
+    if (!dir) {
+        fprintf(f, "model: (none: no --model, no config, no embedded tiny model next to the "
+                   "binary; build the tiny_model target)\nbackend: none\n");
+        return;
+    }
+    eng_load_opts o;
+    eng_load_opts_default(&o);
+    const char *dev = json_string_value(json_object_get(settings, "device"));
+    if (dev && strcmp(dev, "cpu") == 0)
+        o.device = ENG_DEVICE_CPU;
+    else if (dev && strcmp(dev, "cuda") == 0)
+        o.device = ENG_DEVICE_CUDA;
+    eng_error err = {0};
+    eng_model *m = eng_model_load(dir, &o, &err);
+    if (!m) {
+        fprintf(f, "model: %s%s (cannot load: %s)\nbackend: none\n", dir,
+                dir == def ? " (embedded default)" : "", err.msg);
+        return;
+    }
+    const eng_model_info *in = eng_model_get_info(m);
+    fprintf(f,
+            "model: %s%s\n"
+            "model family: %s (%s), %d layers, hidden %d, vocab %d, weights %.1f MiB\n"
+            "backend: %s\n",
+            dir, dir == def ? " (embedded default)" : "", dmn__family_name(in->family),
+            in->arch ? in->arch : "?", in->n_layer, in->d_model, in->vocab_size,
+            (double)in->weight_bytes / (1024.0 * 1024.0), eng_model_device_desc(m));
+    eng_model_free(m);
+}
+
+/* Without a configured model the embedded default is loaded, as by
+ * `infilld complete`. */
 static base_status dmn__configure(void *ud, const json_t *settings) {
     dmn__prov *p = ud;
-    const char *dir = json_string_value(json_object_get(settings, "model"));
+    char def[4096];
+    const char *dir = dmn_provider_model_dir(settings, def, sizeof def);
     const char *dev = json_string_value(json_object_get(settings, "device"));
-    if (dir && !*dir)
-        dir = NULL;
     dmn__set_model(p, dir, dev);
     return BASE_OK;
 }

@@ -46,3 +46,16 @@ lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_hos
 }
 
 void dmn_provider_free(lsp_provider_i *p) { free(p ? p->ud : NULL); }
+
+const char *dmn_provider_model_dir(const json_t *settings, char *buf, size_t cap) {
+    (void)buf;
+    (void)cap;
+    const char *m = json_string_value(json_object_get(settings, "model"));
+    return m && *m ? m : NULL;
+}
+
+void dmn_provider_doctor(const json_t *settings, FILE *f) {
+    const char *m = dmn_provider_model_dir(settings, NULL, 0);
+    fprintf(f, "model: %s (not loaded: no model pipeline in this build)\n", m ? m : "(none)");
+    fprintf(f, "backend: none\n");
+}

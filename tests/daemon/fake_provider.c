@@ -224,3 +224,15 @@ void dmn_provider_free(lsp_provider_i *p) {
     free(fp->model);
     free(fp);
 }
+
+const char *dmn_provider_model_dir(const json_t *settings, char *buf, size_t cap) {
+    (void)buf;
+    (void)cap;
+    const char *m = json_string_value(json_object_get(settings, "model"));
+    return m && *m ? m : NULL;
+}
+
+void dmn_provider_doctor(const json_t *settings, FILE *f) {
+    const char *m = dmn_provider_model_dir(settings, NULL, 0);
+    fprintf(f, "model: %s (test double)\nbackend: fake\n", m ? m : "(none)");
+}

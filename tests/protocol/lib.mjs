@@ -80,9 +80,10 @@ export function connect(readable, writable) {
     return new Promise((resolve, reject) => {
       const w = { method, pred, resolve };
       waiters.push(w);
+      // unref: a pending timeout must not keep the test process alive.
       setTimeout(() => {
         if (waiters.includes(w)) reject(new Error(`no ${method} notification within ${ms} ms`));
-      }, ms);
+      }, ms).unref();
     });
   };
   conn.notes = notes;

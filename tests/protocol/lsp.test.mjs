@@ -3,6 +3,9 @@
 // (fake provider) and, for what needs no model, the real binary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import {
   rpc, TESTD, REAL, session, close, open, inline, viewText, rejectsWith, start, connect, initParams,
   sleep,
@@ -339,14 +342,42 @@ test('config file and precedence: initializationOptions over the file', async ()
   fs.rmSync(dir, { recursive: true });
 });
 
-test('the real binary serves documents and answers (empty without a model)', { skip: !REAL }, async () => {
-  const s = await session(REAL, { encodings: ['utf-8'] });
+// The embedded tiny model next to the binary (target tiny_model), if built.
+const TINY = REAL ? path.join(path.dirname(REAL), 'models', 'tiny-dream') : null;
+const HAVE_TINY = TINY && fs.existsSync(path.join(TINY, 'config.json'));
+
+test('the real binary serves documents and answers', { skip: !REAL }, async () => {
+  const s = await session(REAL, { encodings: ['utf-8'], initOptions: { steps: 2, candidates: 1 } });
   const { conn } = s;
   assert.equal(s.init.capabilities.positionEncoding, 'utf-8');
   await open(conn, URI, TEXT);
   assert.equal(await viewText(conn, URI), TEXT);
-  const r = await inline(conn, URI, 1, 12);
+  const r = await inline(conn, URI, 1, 12, { triggerKind: 2 });
   assert.ok(r === null || Array.isArray(r.items));
   await rejectsWith(conn.sendRequest('nope/nope'), -32601);
   assert.equal((await close(s)).code, 0);
+});
+
+test('no --model, config or initializationOptions model: the embedded tiny model loads',
+  { skip: !HAVE_TINY }, async () => {
+    const s = await session(REAL, { initOptions: { status: true } });
+    const st = await s.conn.waitNote('infilld/status', (p) => p.state === 'ready' || p.state === 'error', 60000);
+    assert.equal(st.state, 'ready');
+    assert.equal(fs.realpathSync(st.model), fs.realpathSync(TINY));
+    assert.match(st.device, /^cpu|^cuda/);
+    assert.equal((await close(s)).code, 0);
+  });
+
+test('infilld doctor reports the model it would use and the backend', { skip: !HAVE_TINY }, () => {
+  const env = { ...process.env, XDG_CONFIG_HOME: '/nonexistent-infilld-test' };
+  let r = spawnSync(REAL, ['doctor', '--device', 'cpu'], { env });
+  assert.equal(r.status, 0);
+  const out = r.stdout.toString();
+  assert.ok(out.includes(`model: ${TINY} (embedded default)\n`), out);
+  assert.match(out, /^model family: dream \(DreamModel\), 2 layers, hidden \d+, vocab \d+, weights [\d.]+ MiB$/m);
+  assert.match(out, /^backend: cpu/m);
+  r = spawnSync(REAL, ['doctor', '--model', '/nonexistent-model'], { env });
+  assert.equal(r.status, 0);
+  assert.match(r.stdout.toString(), /^model: \/nonexistent-model \(cannot load: .+\)$/m);
+  assert.match(r.stdout.toString(), /^backend: none$/m);
 });
