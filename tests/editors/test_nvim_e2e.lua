@@ -33,8 +33,9 @@ T.wait('local c = require("infilld").client(); return c and vim.lsp.buf_is_attac
 
 -- Waits for an answer (after `n` earlier ones) with at least one non-empty item.
 -- The random model's text can be dropped whole by post-processing, which gives
--- an empty answer; then one more character is typed (into the comment) and the
--- wait repeats, at most 4 times. Every retry is logged.
+-- an empty (or null, when superseded) answer; only then is one more character
+-- typed (into the comment) and the wait repeated, at most 4 times, each retry
+-- logged. An error answer fails at once: no retry may hide a daemon bug.
 local function wait_items(n, what)
   for attempt = 1, 4 do
     local ok = T.wait(([[
@@ -51,11 +52,15 @@ local function wait_items(n, what)
     if not ok then
       return false
     end
+    if T.lua('return _G.t.errors') > 0 then
+      T.ok(false, what .. ': the daemon answered an error: '
+        .. vim.inspect(T.lua('return _G.t.last_error')))
+      return false
+    end
     if T.lua('return _G.t.item ~= nil') then
       return true
     end
-    T.log(('retry %d: the daemon answered without text (%s)'):format(attempt,
-      vim.inspect(T.lua('return _G.t.last_error'))))
+    T.log(('retry %d: the daemon answered without text'):format(attempt))
     n = T.lua('return #_G.t.responses')
     T.lua('_G.t.seen = _G.t.answers')
     T.input('x')
