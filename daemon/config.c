@@ -329,3 +329,8 @@ void dmn_config_deinit(dmn_config *cfg) {
     json_decref(cfg->file);
     memset(cfg, 0, sizeof(*cfg));
 }
+
+const char *dmn_config_model(const json_t *settings) {
+    const char *m = json_string_value(json_object_get(settings, "model"));
+    return m && *m ? m : NULL;
+}

@@ -44,6 +44,10 @@ void dmn_config_deinit(dmn_config *cfg);
  * New reference. */
 json_t *dmn_config_effective(const dmn_config *cfg, const json_t *overlay);
 
+/* The "model" setting when it names a folder (a non-empty string), else NULL
+ * (the provider then uses its default). */
+const char *dmn_config_model(const json_t *settings);
+
 /* May a document with this uri and language id be sent to a model, under the
  * settings' "exclude" globs and "languages" {id: {"enabled": bool}}? */
 bool dmn_config_allows(const json_t *settings, const char *uri, const char *language_id);

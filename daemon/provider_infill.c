@@ -476,8 +476,8 @@ static void dmn__set_model(dmn__prov *p, const char *dir, const char *device) {
 }
 
 const char *dmn_provider_model_dir(const json_t *settings, char *buf, size_t cap) {
-    const char *dir = json_string_value(json_object_get(settings, "model"));
-    if (dir && *dir)
+    const char *dir = dmn_config_model(settings);
+    if (dir)
         return dir;
     return buf && ifl_default_model_dir(buf, cap) ? buf : NULL;
 }

@@ -348,6 +348,15 @@ static const char *lsp__doc_uri(lsp_server *s, json_t *params) {
     return u ? json_string_value(u) : NULL;
 }
 
+/* The open document uri names, or NULL after answering id with -32602. */
+static lsp_doc *lsp__open_doc(lsp_server *s, json_t *id, const char *uri) {
+    lsp_doc *d = lsp_doc_get(s->docs, uri);
+    if (!d)
+        lsp__error(s, id, LSP__INVALID_PARAMS, "invalid params: textDocument.uri %s is not open",
+                   uri);
+    return d;
+}
+
 static json_t *lsp__pos_json(const lsp_doc *d, lsp_pos_encoding enc, size_t off) {
     uint32_t line = 0, ch = 0;
     if (lsp_doc_offset_to_pos(d, enc, off, &line, &ch) != BASE_OK)
@@ -858,12 +867,9 @@ static void lsp__on_completion(lsp_server *s, json_t *id, json_t *params, lsp_re
         lsp__error(s, id, LSP__INVALID_PARAMS, "%s", s->perr);
         return;
     }
-    lsp_doc *d = lsp_doc_get(s->docs, uri);
-    if (!d) {
-        lsp__error(s, id, LSP__INVALID_PARAMS, "invalid params: textDocument.uri %s is not open",
-                   uri);
+    lsp_doc *d = lsp__open_doc(s, id, uri);
+    if (!d)
         return;
-    }
     size_t cursor;
     if (lsp_doc_pos_to_offset(d, s->enc, pos.line, pos.character, &cursor) != BASE_OK) {
         lsp__error(s, id, LSP__INVALID_PARAMS,
@@ -1174,12 +1180,9 @@ static void lsp__on_code_action(lsp_server *s, json_t *id, json_t *params) {
         lsp__error(s, id, LSP__INVALID_PARAMS, "%s", s->perr);
         return;
     }
-    lsp_doc *d = lsp_doc_get(s->docs, uri);
-    if (!d) {
-        lsp__error(s, id, LSP__INVALID_PARAMS, "invalid params: textDocument.uri %s is not open",
-                   uri);
+    lsp_doc *d = lsp__open_doc(s, id, uri);
+    if (!d)
         return;
-    }
     json_t *only = json_object_get(json_object_get(params, "context"), "only");
     bool wanted = !json_is_array(only);
     size_t i;
@@ -1296,12 +1299,9 @@ static void lsp__on_view_file_text(lsp_server *s, json_t *id, json_t *params) {
         lsp__error(s, id, LSP__INVALID_PARAMS, "%s", s->perr);
         return;
     }
-    lsp_doc *d = lsp_doc_get(s->docs, uri);
-    if (!d) {
-        lsp__error(s, id, LSP__INVALID_PARAMS, "invalid params: textDocument.uri %s is not open",
-                   uri);
+    lsp_doc *d = lsp__open_doc(s, id, uri);
+    if (!d)
         return;
-    }
     size_t len;
     const char *t = lsp_doc_text(d, &len);
     lsp__respond(s, id, lsp__str(t, len));

@@ -228,8 +228,7 @@ void dmn_provider_free(lsp_provider_i *p) {
 const char *dmn_provider_model_dir(const json_t *settings, char *buf, size_t cap) {
     (void)buf;
     (void)cap;
-    const char *m = json_string_value(json_object_get(settings, "model"));
-    return m && *m ? m : NULL;
+    return dmn_config_model(settings);
 }
 
 void dmn_provider_doctor(const json_t *settings, FILE *f) {
