@@ -283,6 +283,17 @@ static void test_inline(void) {
     m = reply();
     CHECK_EQ_I(err_code(m), -32803);
     json_decref(m);
+    /* So does a range error from inside the provider: the params were valid,
+     * so it is not -32602. */
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"textDocument/completion\",\"params\":"
+            "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
+            "5}}}");
+    lsp_server_complete(s, tokens[n_reqs - 1], NULL, 0, BASE_ERR_RANGE, NULL);
+    m = reply();
+    CHECK_EQ_I(err_code(m), -32803);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(m, "error"), "message")),
+              "textDocument/completion failed: out of range");
+    json_decref(m);
     /* Status goes out because the client opted in. */
     lsp_status st = {.model = "tiny", .device = "cpu", .state = "ready", .last_latency_ms = 12.5};
     lsp_server_status(s, &st);
