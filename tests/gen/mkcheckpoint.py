@@ -303,13 +303,13 @@ def plant_peaked(args, s, tensors, names, by_role, tokenizer):
     k = 0), placed in two RoPE frequency pairs, so the score between positions i and j is
     S_A cos(theta_A (i - j)) + S_B cos(theta_B (i - j)): largest for the nearest non-mask
     token, S_A chosen so that distance 1 beats distance 2 by 10 logits; far tokens
-    (theta_A d > pi/2) score below the masks' 0. The value copies the token block, the
+    (theta_A d beyond about 1.8) score below the masks' 0. The value copies the token block, the
     output projection writes it into the copy block. Every other attention and MLP output
-    projection is scaled by 1e-3 (zero sum over 24 layers keeps the stream within a few
+    projection is scaled by 1e-3 (their sum over 24 layers moves the stream by a few
     percent), so the stream after any number of layers is token one-hot + copy one-hot.
 
     LM head: row target[b] reads copy-block dim nb + b with a logit gap gaps[b] in
-    [10, 30] (p > 0.9 needs about 14 at vocab 152k, so most buckets are confident). So a
+    [12, 28] (p > 0.9 needs about 14 at vocab 152k, so most buckets are confident). So a
     row's prediction is target[bucket of its nearest non-mask neighbour]: it changes along
     a hole and as tokens are committed; rows equally far from two neighbours split their
     attention and are less confident. Written to peaked.json."""
@@ -319,7 +319,7 @@ def plant_peaked(args, s, tensors, names, by_role, tokenizer):
     mask_id = family_mask_id(args.family)
     targets = peaked_targets(tokenizer, nb)
     rng = np.random.Generator(np.random.PCG64(args.seed + 1))
-    gaps = np.linspace(10.0, 30.0, nb)
+    gaps = np.linspace(12.0, 28.0, nb)
     rng.shuffle(gaps)
     sq = np.float32(np.sqrt(h))
 
