@@ -312,6 +312,21 @@ ENG__AVX512 static void eng__convert_avx512(const eng_tensor *w, int64_t row0, i
     }
 }
 
+/* The sums of a, b and c in lanes 0, 1, 2 (lane 3: 0): one shuffle-and-add
+ * tree for the three, about half the shuffles of three separate reductions. */
+ENG__AVX512 static inline __m128 eng__hsum3_512(__m512 a, __m512 b, __m512 c) {
+    const __m512 z = _mm512_setzero_ps();
+    /* per 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3] and the same for c and 0 */
+    __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+    __m512 cz = _mm512_add_ps(_mm512_unpacklo_ps(c, z), _mm512_unpackhi_ps(c, z));
+    /* per lane: [a, b, c, 0] partial sums */
+    __m512 u = _mm512_add_ps(_mm512_shuffle_ps(ab, cz, 0x44), _mm512_shuffle_ps(ab, cz, 0xEE));
+    /* add the four 128-bit lanes */
+    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(u),
+                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(u), 1)));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
 /* R x 3 register tile (R <= 8 rows of X, 3 rows of W): up to 24 accumulators
  * + 3 W vectors + 1 X vector = 28 zmm. Per 16-wide k step: R + 3 loads for 3R
  * FMAs; the K tail uses masked loads. R is a constant after inlining, so the
@@ -357,11 +372,11 @@ eng__gemm512_rows(const int R, const float *x, int ldx, const float *W, int ldw,
 #define ENG__OUT(i)                                                                                \
     if (R > (i)) {                                                                                 \
         float *y = Y + (int64_t)(i)*ldy + n;                                                       \
-        float v0 = _mm512_reduce_add_ps(c##i##0), v1 = _mm512_reduce_add_ps(c##i##1),              \
-              v2 = _mm512_reduce_add_ps(c##i##2);                                                  \
-        y[0] = acc ? y[0] + v0 : v0;                                                               \
-        y[1] = acc ? y[1] + v1 : v1;                                                               \
-        y[2] = acc ? y[2] + v2 : v2;                                                               \
+        float v[4];                                                                                \
+        _mm_storeu_ps(v, eng__hsum3_512(c##i##0, c##i##1, c##i##2));                               \
+        y[0] = acc ? y[0] + v[0] : v[0];                                                           \
+        y[1] = acc ? y[1] + v[1] : v[1];                                                           \
+        y[2] = acc ? y[2] + v[2] : v[2];                                                           \
     }
         ENG__OUT(0)
         ENG__OUT(1)
