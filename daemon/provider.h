@@ -1,11 +1,10 @@
 /* daemon providers: what answers completion requests.
  *
  * The daemon creates exactly one provider at start-up and shares it between
- * all sessions. The real one (daemon/provider_infill.c, written by the
- * pipeline owner) runs the infill pipeline with the model on its worker
- * thread; daemon/provider_none.c answers every request with an empty result
- * and is built when provider_infill.c does not exist. Tests build their own
- * test double under tests/daemon/ against the same signature. */
+ * all sessions. The real one (daemon/provider_infill.c) runs the infill pipeline with the model on
+ * its worker thread; daemon/provider_none.c answers every request with an empty result and is built
+ * when provider_infill.c does not exist. Tests build their own test double under tests/daemon/
+ * against the same signature. */
 #ifndef INFILLD_DAEMON_PROVIDER_H
 #define INFILLD_DAEMON_PROVIDER_H
 
