@@ -357,6 +357,38 @@ static void eng__mm_task(void *arg, int task, int tid) {
     const float *X = j->X + (int64_t)m0 * j->ldx;
     float *Y = j->Y + (int64_t)m0 * j->ldy + n0;
     const float *wt;
+    const bool few =
+        be->path == ENG__PATH_SIMD || (be->path == ENG__PATH_BLAS && j->M < be->blas_min_rows);
+    if (j->W->dtype != ENG_F32 && few && be->k->prefetch_during && n1 - n0 >= 24) {
+        /* Few rows (a hole step): the tile is converted in three parts, each
+         * part's weights prefetched into L2 while the kernel computes on the
+         * part before, so that reading the weights overlaps the arithmetic. */
+        const int N1 = n1 - n0, M = m1 - m0;
+        const int p1 = (N1 / 3 + 2) / 3 * 3, p2 = BASE_MIN(N1, 2 * p1);
+        const int cut[4] = {0, p1, p2, N1};
+        const size_t esz = j->W->dtype == ENG_BF16 || j->W->dtype == ENG_F16 ? 2 : 4;
+        float *t = j->c->wtile[tid];
+        be->k->convert(j->W, n0, p1, t);
+        for (int p = 0; p < 3; p++) {
+            if (cut[p] >= cut[p + 1])
+                continue;
+            if (p < 2 && cut[p + 1] < cut[p + 2])
+                be->k->prefetch_during((const char *)j->W->data +
+                                           (size_t)(n0 + cut[p + 1]) * (size_t)K * esz,
+                                       (size_t)(cut[p + 2] - cut[p + 1]) * (size_t)K * esz);
+            be->k->gemm(X, j->ldx, t + (int64_t)cut[p] * K, K, Y + cut[p], j->ldy, M,
+                        cut[p + 1] - cut[p], K, j->acc);
+            be->k->prefetch_during(NULL, 0);
+            if (p < 2 && cut[p + 1] < cut[p + 2])
+                be->k->convert(j->W, n0 + cut[p + 1], cut[p + 2] - cut[p + 1],
+                               t + (int64_t)cut[p + 1] * K);
+        }
+        if (j->bias)
+            for (int m = 0; m < M; m++)
+                for (int n = 0; n < N1; n++)
+                    Y[(int64_t)m * j->ldy + n] += j->bias[n0 + n];
+        return;
+    }
     if (j->W->dtype == ENG_F32) {
         wt = (const float *)j->W->data + (int64_t)n0 * K;
     } else {

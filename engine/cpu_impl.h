@@ -19,6 +19,9 @@ typedef struct eng__kernels {
     /* O[i, :hd] = sum_j P[i, j] V[j, :hd] for i < nq, j < len (attention's P V). */
     void (*pv)(const float *P, int ldp, int nq, int len, const float *V, int ldv, float *O, int ldo,
                int hd);
+    /* Optional (NULL: none): prefetch [p, p + bytes) into L2 while the next gemm
+     * calls of this thread compute, a line per inner step. */
+    void (*prefetch_during)(const void *p, size_t bytes);
 } eng__kernels;
 
 /* OpenBLAS entry points (dlopen'ed; CBLAS enum values spelled out). */

@@ -312,6 +312,16 @@ ENG__AVX512 static void eng__convert_avx512(const eng_tensor *w, int64_t row0, i
     }
 }
 
+/* Memory to prefetch into L2 while the AVX-512 kernel computes (one line per
+ * k step): the weights of the next sub-tile, so that their conversion reads
+ * L2 instead of waiting on memory. Per thread; set by eng__prefetch_during. */
+static _Thread_local const char *eng__pf_cur, *eng__pf_end;
+
+static void eng__prefetch_during_x86(const void *p, size_t bytes) {
+    eng__pf_cur = p;
+    eng__pf_end = (const char *)p + bytes;
+}
+
 /* The sums of a, b and c in lanes 0, 1, 2 (lane 3: 0): one shuffle-and-add
  * tree for the three, about half the shuffles of three separate reductions. */
 ENG__AVX512 static inline __m128 eng__hsum3_512(__m512 a, __m512 b, __m512 c) {
@@ -348,7 +358,12 @@ eng__gemm512_rows(const int R, const float *x, int ldx, const float *W, int ldw,
         ENG__DECL(6);
         ENG__DECL(7);
 #undef ENG__DECL
+        const char *pf = eng__pf_cur, *pf_end = eng__pf_end;
         for (int k = 0; k < K; k += 16) {
+            if (pf < pf_end) {
+                _mm_prefetch(pf, _MM_HINT_T1);
+                pf += 64;
+            }
             __mmask16 km = K - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
             __m512 b0 = _mm512_maskz_loadu_ps(km, w0 + k), b1 = _mm512_maskz_loadu_ps(km, w1 + k),
                    b2 = _mm512_maskz_loadu_ps(km, w2 + k);
@@ -369,6 +384,7 @@ eng__gemm512_rows(const int R, const float *x, int ldx, const float *W, int ldw,
             ENG__ROW(7)
 #undef ENG__ROW
         }
+        eng__pf_cur = pf;
 #define ENG__OUT(i)                                                                                \
     if (R > (i)) {                                                                                 \
         float *y = Y + (int64_t)(i)*ldy + n;                                                       \
@@ -571,6 +587,17 @@ static const eng__kernels eng__k_avx512 = {
     .exp = eng__exp_avx512,
     .log = eng__log_avx512,
     .pv = eng__pv_avx512,
+    .prefetch_during = eng__prefetch_during_x86,
+};
+static const eng__kernels eng__k_avx512_nopf = {
+    .name = "AVX-512",
+    .dot = eng__dot_avx512,
+    .axpy = eng__axpy_avx512,
+    .convert = eng__convert_avx512,
+    .gemm = eng__gemm_avx512,
+    .exp = eng__exp_avx512,
+    .log = eng__log_avx512,
+    .pv = eng__pv_avx512,
 };
 #endif
 
@@ -580,8 +607,11 @@ const eng__kernels *eng__kernels_get(bool allow_simd) {
         __builtin_cpu_init();
         const char *want = getenv("INFILLD_CPU_ISA"); /* "avx2" caps the ISA for comparisons */
         if (!(want && strcmp(want, "avx2") == 0) && __builtin_cpu_supports("avx512f") &&
-            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
-            return &eng__k_avx512;
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+            /* INFILLD_CPU_PREFETCH=0 turns the weight prefetch off (for A/B runs). */
+            const char *pf = getenv("INFILLD_CPU_PREFETCH");
+            return pf && strcmp(pf, "0") == 0 ? &eng__k_avx512_nopf : &eng__k_avx512;
+        }
         /* Every CPU with AVX2 also has F16C (Haswell, Piledriver and later);
          * clang's __builtin_cpu_supports cannot test it. */
         if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
