@@ -45,15 +45,11 @@ static int dmn__usage(FILE *f) {
  * choose the model reported, as they would for serving. */
 static int dmn__doctor(int argc, char **argv) {
     printf("infilld %s\n", INFILLD_VERSION);
-#ifdef __AVX2__
-    printf("cpu: AVX2 compiled in\n");
-#else
-    printf("cpu: portable build\n");
-#endif
-#ifdef INFILLD_HAVE_CUDA
-    printf("cuda: built in\n");
-#else
-    printf("cuda: not built\n");
+#if DMN_HAVE_ENGINE_CLI
+    printf("cpu: %s kernels\n", eng_cpu_kernels_name());
+    char cuda[512];
+    eng_cuda_describe(cuda, sizeof cuda);
+    printf("cuda: %s\n", cuda);
 #endif
 #if DMN_HAVE_GRAMMARS
     printf("grammars:");

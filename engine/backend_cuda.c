@@ -945,3 +945,19 @@ static const eng_backend_i eng__backend_cuda = {
 };
 
 const eng_backend_i *eng_backend_cuda_get(void) { return &eng__backend_cuda; }
+
+bool eng_cuda_describe(char *buf, size_t len) {
+    kcu_device_info di;
+    char why[256] = "";
+    if (kcu_device_query(&di, why, sizeof why) != BASE_OK || di.count == 0) {
+        snprintf(buf, len, "built in; no usable device (%s)", why[0] ? why : "none found");
+        return false;
+    }
+    snprintf(buf, len,
+             "%d device(s); 0: %s, sm_%d%d, %.1f of %.1f GiB free, driver %d.%d, runtime %d.%d",
+             di.count, di.name, di.major, di.minor, (double)di.free_bytes / (1 << 30),
+             (double)di.total_bytes / (1 << 30), di.driver_version / 1000,
+             (di.driver_version % 1000) / 10, di.runtime_version / 1000,
+             (di.runtime_version % 1000) / 10);
+    return true;
+}

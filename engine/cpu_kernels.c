@@ -622,3 +622,5 @@ const eng__kernels *eng__kernels_get(bool allow_simd) {
 #endif
     return &eng__k_portable;
 }
+
+const char *eng_cpu_kernels_name(void) { return eng__kernels_get(true)->name; }

@@ -78,6 +78,13 @@ void eng_model_free(eng_model *m); /* NULL-safe */
 const eng_model_info *eng_model_get_info(const eng_model *m);
 /* Name of the backend actually in use: "cpu" or "cuda". */
 const char *eng_model_backend_name(const eng_model *m);
+/* One line about the CUDA devices for `infilld doctor` (name, compute
+ * capability, free/total memory, driver and runtime versions), or why none is
+ * usable (also when built without CUDA). Returns true when a device is usable. */
+bool eng_cuda_describe(char *buf, size_t len);
+/* The CPU kernels chosen at run time for this machine ("AVX-512", "AVX2+FMA",
+ * "portable"). */
+const char *eng_cpu_kernels_name(void);
 /* Human-readable description of the device ("cpu (AVX2+FMA, 2 threads)"). */
 const char *eng_model_device_desc(const eng_model *m);
 

@@ -38,6 +38,11 @@ void eng_load_opts_default(eng_load_opts *o) {
 
 #ifndef INFILLD_HAVE_CUDA
 const eng_backend_i *eng_backend_cuda_get(void) { return NULL; }
+
+bool eng_cuda_describe(char *buf, size_t len) {
+    snprintf(buf, len, "not built (configure with the CUDA toolkit to enable it)");
+    return false;
+}
 #endif
 
 /* ---- small JSON helpers ------------------------------------------------------ */
