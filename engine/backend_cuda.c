@@ -950,7 +950,7 @@ bool eng_cuda_describe(char *buf, size_t len) {
     kcu_device_info di;
     char why[256] = "";
     if (kcu_device_query(&di, why, sizeof why) != BASE_OK || di.count == 0) {
-        snprintf(buf, len, "built in; no usable device (%s)", why[0] ? why : "none found");
+        snprintf(buf, len, "built in; %s", why[0] ? why : "no usable CUDA device");
         return false;
     }
     snprintf(buf, len,
