@@ -4,7 +4,9 @@ rows, the pick (Dream or Gumbel) and the commit rules run here in float64 with
 the confidences rounded to float32 where the C API carries float32.
 
 Used by toy_parity.py (logits from the toy hash model) and, where a real
-checkpoint and tests/ref/reference.py exist, by model_parity.py."""
+checkpoint and tests/ref/reference.py exist, by model_parity.py. dreamon()
+(DreamOn's expand/delete sampler, from MODELS.md §2.3) is checked by
+dreamon_parity.py."""
 
 import math
 import struct
@@ -316,3 +318,109 @@ def diffuse(info, logits_fn, prefix, suffix, P):
         if final:
             break
     return [seq[hs:hs + N] for seq in seqs], step
+
+
+def dreamon(info, logits_fn, prefix, suffix, P, trace=None):
+    """DreamOn's variable-length expand/delete sampler, batch of one, written
+    from MODELS.md §2.3 (DreamLM/DreamOn eval/generator.py as released: deletion
+    via EOS, exactly one commit per step). logits_fn(seq, pos) -> raw logit row
+    predicting pos for the sequence `seq` (the window [0, W) only: slots past W
+    are outside attention, so the caller sees just the real sequence).
+
+    P: n (min_gen_len), max_hole (max_gen_len; 0 = max(64, n)), budget (0 = the
+    max hole), steps (0 = 4 * max hole), temperature, top_p, top_k, alg_temp,
+    seed. Returns (hole tokens, steps run). `trace`, a list, receives one
+    (kind, position) per expand and delete.
+
+    Where infilld documents a deliberate difference (docs/SAMPLERS.md §5) the
+    documented behaviour is followed, marked "infilld:" below."""
+    mask, eos, expand = info["mask"], info["eos"], info["expand"]
+    n_min = P["n"]
+    # The released code assumes min_gen_len <= max_gen_len; a smaller max hole
+    # is taken as the initial hole here.
+    H = P.get("max_hole", 0)
+    n_max = max(H, n_min) if H > 0 else max(64, n_min)
+    x, hs = layout(info, prefix, suffix, n_min)  # [bos] prefix [mask]*min suffix [eos]
+    len_input = len(x)
+    # infilld: max_tokens = len + H - N (SAMPLERS §5), without the released
+    # min(2048, ...) cap.
+    max_tokens = len_input + n_max - n_min
+    x = x + [mask] * (max_tokens - len_input)
+    n_gen = n_min
+    budget = P.get("budget", 0) or n_max
+    # infilld: a step limit (default 4 * max hole) whose last step commits every
+    # remaining mask with expand suppressed; the released loop has no limit.
+    steps = P.get("steps", 0) or 4 * n_max
+    sp = dict(pick="dream", temperature=P.get("temperature", 0.0),
+              top_p=P.get("top_p", 1.0) or 1.0, top_k=P.get("top_k", 0), seed=P.get("seed", 0))
+    step = 0
+    while True:
+        W = len_input - n_min + n_gen
+        # Candidates: the masks inside the window. infilld proposes the hole
+        # [hs, hs + n_gen), which holds every mask inside W (prefix and suffix
+        # never do).
+        cand = [i for i in range(W) if x[i] == mask]
+        if not cand:
+            break
+        final = step >= steps - 1
+        bias = {mask: -math.inf}  # infilld never emits the mask id
+        if W == max_tokens or budget == 0 or final:
+            bias[expand] = -1e9
+        sp["step"] = step
+        sp["bias"] = bias
+        window = x[:W]
+        rows = {i: pick(logits_fn(window, i), sp, i) for i in cand}
+        was_mask = [t == mask for t in x]
+        if final:
+            for i in cand:
+                x[i] = rows[i][0]
+        else:
+            # Exactly one commit: top confidence (entropy alg: neg_entropy),
+            # lowest position on ties; alg_temp > 0 samples Gumbel-top-1 (that
+            # path is not exercised by dreamon_parity.py, which is greedy).
+            keys = []
+            for i in cand:
+                c = rows[i][3]
+                if P.get("alg_temp", 0) > 0:
+                    u = noise_uniform(sp["seed"], step, i, V_ALGTEMP)
+                    c = f32(float(np.float32(c)) / float(np.float32(P["alg_temp"]))
+                            - math.log(-math.log(u)))
+                keys.append((c, i))
+            best = sort_desc(keys)[0][1]
+            x[best] = rows[best][0]
+        # pad_eos_to_right: the first EOS turns every position at or after it
+        # that was masked at the start of the step into EOS. infilld: the search
+        # is limited to the hole (released: the whole x, whose trailing EOS and
+        # padding masks it would rewrite and then delete again, with no effect).
+        he = hs + n_gen
+        first = next((i for i in range(hs, he) if x[i] == eos), None)
+        if first is not None:
+            for i in range(first, he):
+                if was_mask[i]:
+                    x[i] = eos
+        # Expand, right to left: each expand token becomes two masks.
+        for i in range(he - 1, hs - 1, -1):
+            if x[i] == expand:
+                x[i:i + 1] = [mask, mask]
+                was_mask[i:i + 1] = [True, False]
+                n_gen += 1
+                budget -= 1
+                he += 1
+                if trace is not None:
+                    trace.append(("expand", i))
+        del x[max_tokens:]
+        del was_mask[max_tokens:]
+        # Delete: each EOS written this step leaves x; a mask goes on the end.
+        for i in range(he - 1, hs - 1, -1):
+            if x[i] == eos and was_mask[i]:
+                del x[i]
+                del was_mask[i]
+                x.append(mask)
+                was_mask.append(False)
+                n_gen -= 1
+                if trace is not None:
+                    trace.append(("delete", i))
+        step += 1
+        if final:
+            break
+    return x[hs:hs + n_gen], step
