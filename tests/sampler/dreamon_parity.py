@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from parity_common import (GEN, PREFIX, SHAPE, SUFFIX, TOKENIZER,  # noqa: E402,F401
-                           logits_fn_for, reference)
+                           logits_fn_for, reference, script_args)
 import sampler_ref as ref  # noqa: E402
 
 B_EXPAND = 6  # bucket of the tokens next to the hole (470, 198)
@@ -128,14 +128,7 @@ def run_infilld(exe, mdir, prefix, suffix, case):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        return 2
-    exe, workdir = sys.argv[1], sys.argv[2]
-    if not os.path.exists(TOKENIZER):
-        print("skip: Qwen tokenizer.json missing (run ./bootstrap.sh)")
-        return 77
-    os.makedirs(workdir, exist_ok=True)
+    exe, workdir = script_args(__doc__)
     mdir = checkpoint(workdir)
     model = reference.load(mdir)
     info = dict(family="dream", bos=int(model.bos_id), eos=int(model.eos_id),

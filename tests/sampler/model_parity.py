@@ -16,7 +16,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from parity_common import (GEN, PREFIX, SHAPE, SUFFIX, TOKENIZER,  # noqa: E402,F401
-                           logits_fn_for, reference)
+                           logits_fn_for, reference, script_args)
 import sampler_ref as ref  # noqa: E402
 
 
@@ -87,14 +87,7 @@ CASES = {
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        return 2
-    exe, workdir = sys.argv[1], sys.argv[2]
-    if not os.path.exists(TOKENIZER):
-        print("skip: Qwen tokenizer.json missing (run ./bootstrap.sh)")
-        return 77
-    os.makedirs(workdir, exist_ok=True)
+    exe, workdir = script_args(__doc__)
     fails = total = 0
     for family, cases in CASES.items():
         mdir = checkpoint(workdir, family)

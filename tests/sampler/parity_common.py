@@ -39,3 +39,17 @@ def logits_fn_for(model, shift):
             cache[key] = reference.shifted(reference.forward(model, list(seq)), shift)
         return cache[key][pos]
     return fn
+
+
+def script_args(doc):
+    """(infilld, workdir) from the command line; exits 2 with the usage, or 77
+    (skipped) when the npm tokenizer is missing."""
+    if len(sys.argv) < 3:
+        print(doc)
+        sys.exit(2)
+    if not os.path.exists(TOKENIZER):
+        print("skip: Qwen tokenizer.json missing (run ./bootstrap.sh)")
+        sys.exit(77)
+    exe, workdir = sys.argv[1], sys.argv[2]
+    os.makedirs(workdir, exist_ok=True)
+    return exe, workdir
