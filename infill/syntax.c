@@ -38,188 +38,6 @@ const char *ifl_span_kind_name(ifl_span_kind k) {
     return "?";
 }
 
-/* ---- ifl_tree -------------------------------------------------------------- */
-
-/* Compiled spans.scm per language, shared by every tree: compiling takes
- * milliseconds, and a compiled query is immutable (cursors hold the state).
- * Built on first use, kept for the life of the process. */
-static pthread_mutex_t ifl__query_lock = PTHREAD_MUTEX_INITIALIZER;
-static TSQuery *ifl__query_cache[32];
-static bool ifl__query_tried[32];
-
-static TSQuery *ifl__spans_query(const char *lang, const TSLanguage *ts) {
-    size_t idx = SIZE_MAX;
-    for (size_t i = 0; i < gr_language_count() && i < BASE_ARRAY_LEN(ifl__query_cache); i++)
-        if (strcmp(gr_language_name(i), lang) == 0)
-            idx = i;
-    if (idx == SIZE_MAX)
-        return NULL;
-    pthread_mutex_lock(&ifl__query_lock);
-    if (!ifl__query_tried[idx]) {
-        ifl__query_tried[idx] = true;
-        size_t qlen = 0;
-        const char *q = gr_query_source(lang, "spans", &qlen);
-        if (q) {
-            uint32_t eoff = 0;
-            TSQueryError qerr = TSQueryErrorNone;
-            ifl__query_cache[idx] = ts_query_new(ts, q, (uint32_t)qlen, &eoff, &qerr);
-            /* A broken query file is a build defect; spans then fall back to
-             * the line rules, which is still usable. */
-            if (!ifl__query_cache[idx])
-                BASE_LOGE(IFL__MOD, "%s/spans.scm: query error %d at offset %u", lang, (int)qerr,
-                          eoff);
-        }
-    }
-    TSQuery *q = ifl__query_cache[idx];
-    pthread_mutex_unlock(&ifl__query_lock);
-    return q;
-}
-
-ifl_tree *ifl_tree_new(const char *language, base_status *err) {
-    base_status st = BASE_OK;
-    const TSLanguage *ts = gr_language(language);
-    ifl_tree *t = NULL;
-    if (!ts) {
-        st = BASE_ERR_UNSUPPORTED;
-        goto fail;
-    }
-    t = calloc(1, sizeof(*t));
-    if (!t) {
-        st = BASE_ERR_NOMEM;
-        goto fail;
-    }
-    t->ts = ts;
-    t->errors = -1;
-    t->cap_comment = t->cap_string = t->cap_body = UINT32_MAX;
-    for (size_t i = 0; i < gr_language_count(); i++)
-        if (strcmp(gr_language_name(i), language) == 0)
-            t->lang = gr_language_name(i);
-    t->parser = ts_parser_new();
-    t->qc = ts_query_cursor_new();
-    if (!t->parser || !t->qc || !ts_parser_set_language(t->parser, ts)) {
-        st = BASE_ERR_NOMEM;
-        goto fail;
-    }
-    t->spans = ifl__spans_query(t->lang, ts);
-    if (t->spans) {
-        for (uint32_t i = 0; i < ts_query_capture_count(t->spans); i++) {
-            uint32_t n = 0;
-            const char *name = ts_query_capture_name_for_id(t->spans, i, &n);
-            if (n == 7 && memcmp(name, "comment", 7) == 0)
-                t->cap_comment = i;
-            else if (n == 6 && memcmp(name, "string", 6) == 0)
-                t->cap_string = i;
-            else if (n == 4 && memcmp(name, "body", 4) == 0)
-                t->cap_body = i;
-        }
-    }
-    if (err)
-        *err = BASE_OK;
-    return t;
-fail:
-    ifl_tree_free(t);
-    if (err)
-        *err = st;
-    return NULL;
-}
-
-void ifl_tree_free(ifl_tree *t) {
-    if (!t)
-        return;
-    if (t->tree)
-        ts_tree_delete(t->tree);
-    if (t->qc)
-        ts_query_cursor_delete(t->qc);
-    if (t->parser)
-        ts_parser_delete(t->parser);
-    free(t);
-}
-
-const char *ifl_tree_language(const ifl_tree *t) { return t ? t->lang : NULL; }
-
-static TSPoint ifl__pt(lsp_point p) { return (TSPoint){.row = p.row, .column = p.column}; }
-
-void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
-    if (!t || !ev)
-        return;
-    if (t->tree) {
-        TSInputEdit e = {
-            .start_byte = (uint32_t)ev->start_byte,
-            .old_end_byte = (uint32_t)ev->old_end_byte,
-            .new_end_byte = (uint32_t)ev->new_end_byte,
-            .start_point = ifl__pt(ev->start_point),
-            .old_end_point = ifl__pt(ev->old_end_point),
-            .new_end_point = ifl__pt(ev->new_end_point),
-        };
-        ts_tree_edit(t->tree, &e);
-    }
-    t->dirty = true;
-    t->errors = -1;
-}
-
-base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
-    if (!t || (!text && len))
-        return BASE_ERR_INVALID;
-    if (len > UINT32_MAX)
-        return BASE_ERR_TOO_LARGE;
-    if (t->tree && !t->dirty)
-        return BASE_OK;
-    TSTree *nt = ts_parser_parse_string(t->parser, t->tree, text ? text : "", (uint32_t)len);
-    if (!nt)
-        return BASE_ERR_NOMEM;
-    if (t->tree)
-        ts_tree_delete(t->tree);
-    t->tree = nt;
-    t->dirty = false;
-    t->errors = -1;
-    return BASE_OK;
-}
-
-/* ERROR and MISSING nodes under n, descending only into subtrees that
- * contain errors (ts_node_has_error is O(1)), so an error-free tree costs one
- * call. */
-static size_t ifl__count_errors_in(TSNode n, size_t a, size_t b, size_t *inside) {
-    if (inside)
-        *inside = 0;
-    if (!ts_node_has_error(n))
-        return 0;
-    size_t count = 0;
-    TSTreeCursor c = ts_tree_cursor_new(n);
-    for (;;) {
-        TSNode cur = ts_tree_cursor_current_node(&c);
-        bool has = ts_node_has_error(cur);
-        if (ts_node_is_error(cur) || ts_node_is_missing(cur)) {
-            count++;
-            if (inside && ts_node_start_byte(cur) >= a && ts_node_end_byte(cur) <= b)
-                (*inside)++;
-        }
-        if (has && ts_tree_cursor_goto_first_child(&c))
-            continue;
-        while (!ts_tree_cursor_goto_next_sibling(&c))
-            if (!ts_tree_cursor_goto_parent(&c))
-                goto done;
-    }
-done:
-    ts_tree_cursor_delete(&c);
-    return count;
-}
-
-static size_t ifl__count_errors(TSNode n) { return ifl__count_errors_in(n, 0, 0, NULL); }
-
-size_t ifl_tree_error_count(ifl_tree *t, const char *text, size_t len) {
-    if (ifl_tree_update(t, text, len) != BASE_OK)
-        return 0;
-    if (t->errors < 0)
-        t->errors = (long)ifl__count_errors(ts_tree_root_node(t->tree));
-    return (size_t)t->errors;
-}
-
-char *ifl_tree_sexp(ifl_tree *t, const char *text, size_t len) {
-    if (ifl_tree_update(t, text, len) != BASE_OK)
-        return NULL;
-    return ts_node_string(ts_tree_root_node(t->tree));
-}
-
 /* ---- line helpers ----------------------------------------------------------- */
 
 static bool ifl__is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f'; }
@@ -449,9 +267,14 @@ static bool ifl__node_smaller(TSNode a, TSNode b) {
 static ifl__around ifl__find_around(ifl_tree *t, const char *s, size_t len, size_t pos) {
     ifl__around ar;
     memset(&ar, 0, sizeof(ar));
-    if (!t || !t->spans || !t->tree)
+    TSNode root;
+    size_t base = 0;
+    if (!t || !t->spans || !ifl__tree_at(t, pos, &root, &base))
         return ar;
-    TSNode root = ts_tree_root_node(t->tree);
+    /* Node positions are relative to the segment. */
+    s += base;
+    len -= base;
+    pos -= base;
     uint32_t lo = pos > 0 ? (uint32_t)pos - 1 : 0;
     uint32_t hi = pos + 1 < len ? (uint32_t)pos + 1 : (uint32_t)len;
     ts_query_cursor_set_byte_range(t->qc, lo, hi > lo ? hi : lo + 1);
@@ -504,10 +327,12 @@ static size_t ifl__utf8_back(const char *s, size_t pos) {
 static size_t ifl__widen(ifl_tree *t, const char *s, size_t len, size_t pos, bool is_start) {
     if (pos == 0 || pos >= len)
         return pos;
-    if (t && t->tree) {
-        TSNode leaf = ts_node_descendant_for_byte_range(ts_tree_root_node(t->tree), (uint32_t)pos,
-                                                        (uint32_t)pos);
-        size_t a = ts_node_start_byte(leaf), b = ts_node_end_byte(leaf);
+    TSNode root;
+    size_t base = 0;
+    if (t && ifl__tree_at(t, pos, &root, &base)) {
+        TSNode leaf =
+            ts_node_descendant_for_byte_range(root, (uint32_t)(pos - base), (uint32_t)(pos - base));
+        size_t a = base + ts_node_start_byte(leaf), b = base + ts_node_end_byte(leaf);
         const char *type = ts_node_type(leaf);
         bool textual = strstr(type, "comment") || strstr(type, "string") ||
                        strstr(type, "heredoc") || strstr(type, "fragment");
@@ -635,25 +460,20 @@ static bool ifl__closer_line_at(const char *s, size_t len, size_t ls) {
  * prefix is lexed once and the suffix after the empty hole and after the
  * candidate. A lexer, not a parser: it only needs to agree with itself. */
 
-typedef struct ifl__lexdef {
-    const char *line_comment; /* NULL: none */
-    const char *block_open, *block_close;
-    bool squote;       /* '...' is a literal */
-    bool backtick;     /* `...` is a literal that may span lines */
-    bool triple;       /* """...""" and '''...''' (Python) */
-    bool hash_at_word; /* '#' starts a comment only at a word start (shell) */
-    bool parens;       /* count () (shell `case` patterns have lone ')') */
-} ifl__lexdef;
-
-static const ifl__lexdef *ifl__lexdef_for(const char *lang) {
-    static const ifl__lexdef cfam = {"//", "/*", "*/", true, false, false, false, true};
-    static const ifl__lexdef jsfam = {"//", "/*", "*/", true, true, false, false, true};
-    static const ifl__lexdef gofam = {"//", "/*", "*/", true, true, false, false, true};
-    static const ifl__lexdef rust = {"//", "/*", "*/", false, false, false, false, true};
-    static const ifl__lexdef py = {"#", NULL, NULL, true, false, true, false, true};
-    static const ifl__lexdef lua = {"--", "--[[", "]]", true, false, false, false, true};
-    static const ifl__lexdef sh = {"#", NULL, NULL, true, false, false, true, false};
-    static const ifl__lexdef json = {"//", "/*", "*/", false, false, false, false, true};
+const ifl__lexdef *ifl__lexdef_for(const char *lang) {
+    static const ifl__lexdef cfam = {"//",  "/*",  "*/", true,  false,
+                                     false, false, true, false, false};
+    static const ifl__lexdef jsfam = {"//",  "/*",  "*/", true,  true,
+                                      false, false, true, false, false};
+    static const ifl__lexdef gofam = {"//",  "/*",  "*/", true,  true,
+                                      false, false, true, false, false};
+    static const ifl__lexdef rust = {"//",  "/*",  "*/", false, false,
+                                     false, false, true, false, false};
+    static const ifl__lexdef py = {"#", NULL, NULL, true, false, true, false, true, false, false};
+    static const ifl__lexdef lua = {"--", NULL, NULL, true, false, false, false, true, false, true};
+    static const ifl__lexdef sh = {"#", NULL, NULL, true, false, false, true, false, true, false};
+    static const ifl__lexdef json = {"//",  "/*",  "*/", false, false,
+                                     false, false, true, false, false};
     if (!lang)
         return NULL;
     if (!strcmp(lang, "c") || !strcmp(lang, "cpp") || !strcmp(lang, "java"))
@@ -675,23 +495,6 @@ static const ifl__lexdef *ifl__lexdef_for(const char *lang) {
     return NULL;
 }
 
-typedef enum ifl__lexstate {
-    IFL__LX_CODE = 0,
-    IFL__LX_LINE_COMMENT,
-    IFL__LX_BLOCK_COMMENT,
-    IFL__LX_DQ,
-    IFL__LX_SQ,
-    IFL__LX_BT,
-    IFL__LX_TDQ,
-    IFL__LX_TSQ,
-} ifl__lexstate;
-
-typedef struct ifl__lex {
-    ifl__lexstate st;
-    long bal[3]; /* () [] {} */
-    char prev;
-} ifl__lex;
-
 static void ifl__lex_bracket(ifl__lex *lx, int k, bool open) { lx->bal[k] += open ? 1 : -1; }
 
 static bool ifl__at(const char *s, size_t n, size_t i, const char *w) {
@@ -699,12 +502,40 @@ static bool ifl__at(const char *s, size_t n, size_t i, const char *w) {
     return i + k <= n && memcmp(s + i, w, k) == 0;
 }
 
-static void ifl__lex_run(const ifl__lexdef *d, ifl__lex *lx, const char *s, size_t n) {
+/* Lua long brackets: `[` `=`* `[` at i opens one of that level. */
+static bool ifl__lua_long_open(const char *s, size_t n, size_t i, int *level) {
+    if (i >= n || s[i] != '[')
+        return false;
+    size_t j = i + 1;
+    while (j < n && s[j] == '=')
+        j++;
+    if (j >= n || s[j] != '[')
+        return false;
+    *level = (int)(j - i - 1);
+    return true;
+}
+
+static bool ifl__lua_long_close(const char *s, size_t n, size_t i, int level) {
+    size_t j = i + 1;
+    for (int k = 0; k < level; k++, j++)
+        if (j >= n || s[j] != '=')
+            return false;
+    return j < n && s[j] == ']';
+}
+
+void ifl__lex_run(const ifl__lexdef *d, ifl__lex *lx, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         switch (lx->st) {
         case IFL__LX_CODE:
-            if (d->block_open && ifl__at(s, n, i, d->block_open)) {
+            if (d->lua_long && (c == '[' || ifl__at(s, n, i, "--[")) &&
+                ifl__lua_long_open(s, n, c == '[' ? i : i + 2, &lx->level)) {
+                /* A comment or a string: neither counts brackets. */
+                lx->st = IFL__LX_BLOCK_COMMENT;
+                i += (size_t)(c == '[' ? 1 : 3) + (size_t)lx->level;
+            } else if (c == '\\' && d->ml_quotes && i + 1 < n) {
+                i++; /* shell: an escaped quote or bracket is a plain character */
+            } else if (d->block_open && ifl__at(s, n, i, d->block_open)) {
                 lx->st = IFL__LX_BLOCK_COMMENT;
                 i += strlen(d->block_open) - 1;
             } else if (d->line_comment && ifl__at(s, n, i, d->line_comment) &&
@@ -733,7 +564,12 @@ static void ifl__lex_run(const ifl__lexdef *d, ifl__lex *lx, const char *s, size
                 lx->st = IFL__LX_CODE;
             break;
         case IFL__LX_BLOCK_COMMENT:
-            if (ifl__at(s, n, i, d->block_close)) {
+            if (d->lua_long) {
+                if (c == ']' && ifl__lua_long_close(s, n, i, lx->level)) {
+                    lx->st = IFL__LX_CODE;
+                    i += 1 + (size_t)lx->level;
+                }
+            } else if (ifl__at(s, n, i, d->block_close)) {
                 lx->st = IFL__LX_CODE;
                 i += strlen(d->block_close) - 1;
             }
@@ -741,10 +577,10 @@ static void ifl__lex_run(const ifl__lexdef *d, ifl__lex *lx, const char *s, size
         case IFL__LX_DQ:
         case IFL__LX_SQ:
             /* Single-line literals end at their quote or, unterminated, at the
-             * line end. */
+             * line end; shell quotes run on over lines. */
             if (c == '\\' && i + 1 < n && s[i + 1] != '\n')
                 i++;
-            else if (c == '\n' || c == (lx->st == IFL__LX_DQ ? '"' : '\''))
+            else if ((c == '\n' && !d->ml_quotes) || c == (lx->st == IFL__LX_DQ ? '"' : '\''))
                 lx->st = IFL__LX_CODE;
             break;
         case IFL__LX_BT:
@@ -822,35 +658,52 @@ static base_status ifl__errors_window(ifl_tree *t, const char *s, size_t ws, siz
     return BASE_OK;
 }
 
-/* Parses text with [hs, he) replaced by ins, incrementally from t's tree,
- * and counts its syntax errors. */
-static base_status ifl__errors_with(ifl_tree *t, const char *s, size_t len, size_t hs, size_t he,
+/* Parses the segment of t that holds the hole [hs, he) with the hole
+ * replaced by ins, incrementally from the segment's tree, and counts its
+ * syntax errors. ERR_RANGE when the hole spans segments. */
+static base_status ifl__errors_with(ifl_tree *t, const char *s, size_t hs, size_t he,
                                     const char *ins, size_t ins_len, size_t *errors,
                                     size_t *inside) {
-    size_t nlen = len - (he - hs) + ins_len;
+    TSNode root;
+    size_t base = 0;
+    if (!ifl__tree_at(t, hs, &root, &base))
+        return BASE_ERR_INVALID;
+    const ifl__seg *g = NULL;
+    for (size_t i = 0; i < t->nseg && !g; i++)
+        if (t->segs[i].start == base)
+            g = &t->segs[i];
+    if (!g || he > g->start + g->len)
+        return BASE_ERR_RANGE;
+    size_t slen = g->len, rs = hs - base, re = he - base;
+    if (rs == re && ins_len == 0) {
+        *errors = ifl__count_errors_in(root, 0, 0, inside);
+        return BASE_OK;
+    }
+    size_t nlen = slen - (re - rs) + ins_len;
     if (nlen > UINT32_MAX)
         return BASE_ERR_TOO_LARGE;
+    const char *seg = s + base;
     char *buf = malloc(nlen + 1);
     if (!buf)
         return BASE_ERR_NOMEM;
-    memcpy(buf, s, hs);
+    memcpy(buf, seg, rs);
     if (ins_len)
-        memcpy(buf + hs, ins, ins_len);
-    memcpy(buf + hs + ins_len, s + he, len - he);
+        memcpy(buf + rs, ins, ins_len);
+    memcpy(buf + rs + ins_len, seg + re, slen - re);
     buf[nlen] = 0;
-    TSTree *copy = ts_tree_copy(t->tree);
-    /* Points: rows and byte columns of the edit's ends. */
+    TSTree *copy = ts_tree_copy(g->tree);
+    /* Points: rows and byte columns of the edit's ends, in the segment. */
     TSPoint sp = {0, 0}, op, np;
-    for (size_t i = 0; i < hs; i++) {
-        if (s[i] == '\n') {
+    for (size_t i = 0; i < rs; i++) {
+        if (seg[i] == '\n') {
             sp.row++;
             sp.column = 0;
         } else
             sp.column++;
     }
     op = sp;
-    for (size_t i = hs; i < he; i++) {
-        if (s[i] == '\n') {
+    for (size_t i = rs; i < re; i++) {
+        if (seg[i] == '\n') {
             op.row++;
             op.column = 0;
         } else
@@ -864,14 +717,14 @@ static base_status ifl__errors_with(ifl_tree *t, const char *s, size_t len, size
         } else
             np.column++;
     }
-    TSInputEdit e = {(uint32_t)hs, (uint32_t)he, (uint32_t)(hs + ins_len), sp, op, np};
+    TSInputEdit e = {(uint32_t)rs, (uint32_t)re, (uint32_t)(rs + ins_len), sp, op, np};
     ts_tree_edit(copy, &e);
     TSTree *nt = ts_parser_parse_string(t->parser, copy, buf, (uint32_t)nlen);
     ts_tree_delete(copy);
     free(buf);
     if (!nt)
         return BASE_ERR_NOMEM;
-    *errors = ifl__count_errors_in(ts_tree_root_node(nt), hs, hs + ins_len, inside);
+    *errors = ifl__count_errors_in(ts_tree_root_node(nt), rs, rs + ins_len, inside);
     ts_tree_delete(nt);
     return BASE_OK;
 }
@@ -886,22 +739,27 @@ static base_status ifl__validate(ifl_tree *t, const char *s, size_t len, size_t 
     size_t base_err = 0, cand_err = 0, inside = 0;
     size_t ws = 0, we = len;
     ifl__window(s, len, hs, he, &ws, &we);
-    if (len - (we - ws) >= IFL__WINDOW_MIN_SAVING) {
-        /* A large file: parsing the window from scratch beats an incremental
-         * reparse of the whole file (grammars whose external scanners hold
-         * state, such as Python's strings, reuse little after an edit). */
+    /* A large file: parsing the window (the top-level construct around the
+     * hole) from scratch beats reparsing even its segment, as grammars whose
+     * subtrees are fragile (Python's statements) reuse little. Otherwise the
+     * segment holding the hole is reparsed incrementally, with and without
+     * the candidate. */
+    bool window = len - (we - ws) >= IFL__WINDOW_MIN_SAVING;
+    if (!window) {
+        if ((st = ifl_tree_update(t, s, len)) != BASE_OK)
+            return st;
+        st = ifl__errors_with(t, s, hs, he, "", 0, &base_err, NULL);
+        if (st == BASE_OK)
+            st = ifl__errors_with(t, s, hs, he, cand, cl, &cand_err, &inside);
+        if (st == BASE_ERR_RANGE)
+            window = true; /* a hole across segments (a selection) */
+        else if (st != BASE_OK)
+            return st;
+    }
+    if (window) {
         if ((st = ifl__errors_window(t, s, ws, we, hs, he, "", 0, &base_err, NULL)) != BASE_OK ||
             (st = ifl__errors_window(t, s, ws, we, hs, he, cand, cl, &cand_err, &inside)) !=
                 BASE_OK)
-            return st;
-    } else {
-        if ((st = ifl_tree_update(t, s, len)) != BASE_OK)
-            return st;
-        if (hs == he)
-            base_err = ifl_tree_error_count(t, s, len);
-        else if ((st = ifl__errors_with(t, s, len, hs, he, "", 0, &base_err, NULL)) != BASE_OK)
-            return st;
-        if ((st = ifl__errors_with(t, s, len, hs, he, cand, cl, &cand_err, &inside)) != BASE_OK)
             return st;
     }
     /* More errors than without the candidate, or as many but now inside the

@@ -102,6 +102,14 @@ base_status ifl_tree_postprocess(ifl_tree *t, const char *text, size_t len, cons
                                  const char *candidate, size_t cand_len, const ifl_post_opts *o,
                                  char **out, size_t *out_len);
 
+/* Segments: a tree is kept as top-level regions of about this many bytes,
+ * parsed on their own, so that a reparse costs what the edited region costs
+ * (docs/SPANS.md). 0 keeps one tree for the whole buffer; small values are
+ * for tests, which cut at every sound place. Takes effect on the next
+ * update. */
+void ifl_tree_set_segment_bytes(ifl_tree *t, size_t bytes);
+size_t ifl_tree_segment_count(const ifl_tree *t);
+
 /* Short lowercase name of a span kind ("line_rest", "block", ...). */
 const char *ifl_span_kind_name(ifl_span_kind k);
 

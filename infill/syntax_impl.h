@@ -1,23 +1,85 @@
-/* infill syntax: module-private parts shared by syntax.c (text level) and
- * syntax_doc.c (the document-store binding). */
+/* infill syntax: module-private parts shared by syntax.c (span location,
+ * validation, post-processing), syntax_tree.c (ifl_tree) and syntax_doc.c
+ * (the document-store binding). */
 #ifndef INFILLD_INFILL_SYNTAX_IMPL_H
 #define INFILLD_INFILL_SYNTAX_IMPL_H
 
 #include "grammars.h"
 #include "syntax.h"
 
+/* One segment of a buffer (syntax_tree.c): [start, start + len), starting at
+ * column 0 of row `row`, parsed on its own. */
+typedef struct ifl__seg {
+    size_t start, len;
+    uint32_t row;       /* row of start in the buffer */
+    uint32_t row_count; /* line breaks inside the segment */
+    TSTree *tree;       /* positions relative to start; NULL: parse afresh */
+    bool dirty;         /* edited since parsed */
+    long errors;        /* ERROR + MISSING nodes of tree; -1 when not counted yet */
+    size_t split_len;   /* length when a cut found nothing to cut at; 0: none */
+} ifl__seg;
+
 struct ifl_tree {
     const char *lang;     /* canonical name, static */
     const TSLanguage *ts; /* borrowed, static */
     TSParser *parser;     /* owned */
-    TSTree *tree;         /* owned; NULL before the first parse */
-    bool dirty;           /* edited since the last parse */
-    long errors;          /* ERROR + MISSING nodes of tree; -1 when not counted yet */
-    TSQuery *spans;       /* owned; the language's spans.scm, NULL when absent */
+    ifl__seg *segs;       /* owned, in buffer order, covering [0, len) */
+    size_t nseg, cap;
+    size_t len;           /* buffer length the segments follow */
+    size_t seg_bytes;     /* target segment size; 0: one segment */
+    bool rebuild;         /* cut and parse afresh on the next update */
+    bool dirty;           /* edited since the last update */
+    long errors;          /* sum over segments; -1 when not counted yet */
+    TSQuery *spans;       /* borrowed (shared per language); NULL when absent */
     TSQueryCursor *qc;    /* owned */
     uint32_t cap_comment; /* capture ids in spans; UINT32_MAX when absent */
     uint32_t cap_string;
     uint32_t cap_body;
 };
+
+/* The root of the segment holding byte pos and that segment's start (node
+ * positions are relative to it). False before a successful ifl_tree_update
+ * of the current text. */
+bool ifl__tree_at(ifl_tree *t, size_t pos, TSNode *root, size_t *base);
+
+/* ERROR and MISSING nodes under n; *inside (when non-NULL) counts those
+ * within [a, b). */
+size_t ifl__count_errors_in(TSNode n, size_t a, size_t b, size_t *inside);
+
+/* ---- the bracket lexer (syntax.c) ---------------------------------------------
+ * Counts (), [] and {} outside comments and strings, resumably. */
+typedef struct ifl__lexdef {
+    const char *line_comment; /* NULL: none */
+    const char *block_open, *block_close;
+    bool squote;       /* '...' is a literal */
+    bool backtick;     /* `...` is a literal that may span lines */
+    bool triple;       /* """...""" and '''...''' (Python) */
+    bool hash_at_word; /* '#' starts a comment only at a word start (shell) */
+    bool parens;       /* count () (shell `case` patterns have lone ')') */
+    bool ml_quotes;    /* '...' and "..." may span lines (shell) */
+    bool lua_long;     /* Lua long brackets: --[==[ comments ]==] and [==[ strings ]==] */
+} ifl__lexdef;
+
+typedef enum ifl__lexstate {
+    IFL__LX_CODE = 0,
+    IFL__LX_LINE_COMMENT,
+    IFL__LX_BLOCK_COMMENT,
+    IFL__LX_DQ,
+    IFL__LX_SQ,
+    IFL__LX_BT,
+    IFL__LX_TDQ,
+    IFL__LX_TSQ,
+} ifl__lexstate;
+
+typedef struct ifl__lex {
+    ifl__lexstate st;
+    long bal[3]; /* () [] {} */
+    char prev;
+    int level; /* '=' count of the open Lua long bracket */
+} ifl__lex;
+
+/* NULL for a language without lexer rules. */
+const ifl__lexdef *ifl__lexdef_for(const char *lang);
+void ifl__lex_run(const ifl__lexdef *d, ifl__lex *lx, const char *s, size_t n);
 
 #endif

@@ -1,0 +1,825 @@
+/* infill syntax: ifl_tree, one incrementally parsed buffer, kept as a row of
+ * segment trees.
+ *
+ * Why segments: tree-sitter reuses little of an edited tree when a grammar
+ * marks its subtrees fragile (Python's statement lists come from conflicted
+ * parse states, so a one-character edit revisits every statement of the
+ * file) or when an error elsewhere in the file makes the parser redo its
+ * error recovery there (C headers full of macros, files being typed). The
+ * cost of a reparse then grows with the file, not with the edit. Top-level
+ * constructs do not depend on each other, so the buffer is cut at lines that
+ * start one (column 0, outside comments and strings, not a continuation) into
+ * segments of about `seg_bytes`, each parsed on its own. An edit reparses its
+ * segment only; later segments just move.
+ *
+ * The row of segments equals a parse of the whole buffer when every cut is
+ * sound; a cut is kept only when the code before it ends cleanly (its last
+ * top-level node has no error, the lexer is not inside a comment or string)
+ * and the line after it starts a construct on its own (not an operator, a
+ * bracket or a continuation keyword such as `else`). Otherwise the two
+ * segments merge. With syntax errors at a cut the trees may differ from the
+ * whole-buffer parse, as tree-sitter's own error recovery does after an
+ * incremental edit; error-free text always gives the same S-expression
+ * (tests/syntax: test_syntax_edits, test_syntax_segments). */
+#include "syntax.h"
+
+#include "syntax_impl.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IFL__MOD "syntax"
+
+enum {
+    /* Default segment size: a fresh parse of 4 KiB takes well under a
+     * millisecond in every grammar, and incremental reparses less. */
+    IFL__SEG_BYTES = 4096,
+    /* A segment merged or typed past this many times seg_bytes is cut again
+     * (when error-free). */
+    IFL__SEG_SPLIT_FACTOR = 4,
+    /* Merging across unsound cuts stops at this many bytes: past it the
+     * text has an unclosed construct that a whole-file parse would recover
+     * from no better. */
+    IFL__SEG_MERGE_MAX = 64 * 1024,
+};
+
+/* ---- compiled spans.scm per language --------------------------------------
+ * Shared by every tree: compiling takes milliseconds, and a compiled query is
+ * immutable (cursors hold the state). Built on first use, kept for the life
+ * of the process. */
+static pthread_mutex_t ifl__query_lock = PTHREAD_MUTEX_INITIALIZER;
+static TSQuery *ifl__query_cache[32];
+static bool ifl__query_tried[32];
+
+static TSQuery *ifl__spans_query(const char *lang, const TSLanguage *ts) {
+    size_t idx = SIZE_MAX;
+    for (size_t i = 0; i < gr_language_count() && i < BASE_ARRAY_LEN(ifl__query_cache); i++)
+        if (strcmp(gr_language_name(i), lang) == 0)
+            idx = i;
+    if (idx == SIZE_MAX)
+        return NULL;
+    pthread_mutex_lock(&ifl__query_lock);
+    if (!ifl__query_tried[idx]) {
+        ifl__query_tried[idx] = true;
+        size_t qlen = 0;
+        const char *q = gr_query_source(lang, "spans", &qlen);
+        if (q) {
+            uint32_t eoff = 0;
+            TSQueryError qerr = TSQueryErrorNone;
+            ifl__query_cache[idx] = ts_query_new(ts, q, (uint32_t)qlen, &eoff, &qerr);
+            /* A broken query file is a build defect; spans then fall back to
+             * the line rules, which is still usable. */
+            if (!ifl__query_cache[idx])
+                BASE_LOGE(IFL__MOD, "%s/spans.scm: query error %d at offset %u", lang, (int)qerr,
+                          eoff);
+        }
+    }
+    TSQuery *q = ifl__query_cache[idx];
+    pthread_mutex_unlock(&ifl__query_lock);
+    return q;
+}
+
+/* ---- life cycle ----------------------------------------------------------------- */
+
+ifl_tree *ifl_tree_new(const char *language, base_status *err) {
+    base_status st = BASE_OK;
+    const TSLanguage *ts = gr_language(language);
+    ifl_tree *t = NULL;
+    if (!ts) {
+        st = BASE_ERR_UNSUPPORTED;
+        goto fail;
+    }
+    t = calloc(1, sizeof(*t));
+    if (!t) {
+        st = BASE_ERR_NOMEM;
+        goto fail;
+    }
+    t->ts = ts;
+    t->rebuild = true;
+    t->cap_comment = t->cap_string = t->cap_body = UINT32_MAX;
+    for (size_t i = 0; i < gr_language_count(); i++)
+        if (strcmp(gr_language_name(i), language) == 0)
+            t->lang = gr_language_name(i);
+    /* JSON is one value: nothing to cut. */
+    t->seg_bytes = strcmp(t->lang, "json") == 0 ? 0 : IFL__SEG_BYTES;
+    t->parser = ts_parser_new();
+    t->qc = ts_query_cursor_new();
+    if (!t->parser || !t->qc || !ts_parser_set_language(t->parser, ts)) {
+        st = BASE_ERR_NOMEM;
+        goto fail;
+    }
+    t->spans = ifl__spans_query(t->lang, ts);
+    if (t->spans) {
+        for (uint32_t i = 0; i < ts_query_capture_count(t->spans); i++) {
+            uint32_t n = 0;
+            const char *name = ts_query_capture_name_for_id(t->spans, i, &n);
+            if (n == 7 && memcmp(name, "comment", 7) == 0)
+                t->cap_comment = i;
+            else if (n == 6 && memcmp(name, "string", 6) == 0)
+                t->cap_string = i;
+            else if (n == 4 && memcmp(name, "body", 4) == 0)
+                t->cap_body = i;
+        }
+    }
+    if (err)
+        *err = BASE_OK;
+    return t;
+fail:
+    ifl_tree_free(t);
+    if (err)
+        *err = st;
+    return NULL;
+}
+
+static void ifl__segs_clear(ifl_tree *t) {
+    for (size_t i = 0; i < t->nseg; i++)
+        if (t->segs[i].tree)
+            ts_tree_delete(t->segs[i].tree);
+    t->nseg = 0;
+}
+
+void ifl_tree_free(ifl_tree *t) {
+    if (!t)
+        return;
+    ifl__segs_clear(t);
+    free(t->segs);
+    if (t->qc)
+        ts_query_cursor_delete(t->qc);
+    if (t->parser)
+        ts_parser_delete(t->parser);
+    free(t);
+}
+
+const char *ifl_tree_language(const ifl_tree *t) { return t ? t->lang : NULL; }
+
+void ifl_tree_set_segment_bytes(ifl_tree *t, size_t bytes) {
+    if (!t || strcmp(t->lang, "json") == 0)
+        return;
+    t->seg_bytes = bytes;
+    t->rebuild = true;
+}
+
+size_t ifl_tree_segment_count(const ifl_tree *t) { return t ? t->nseg : 0; }
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+size_t ifl__count_errors_in(TSNode n, size_t a, size_t b, size_t *inside) {
+    if (inside)
+        *inside = 0;
+    if (!ts_node_has_error(n))
+        return 0;
+    size_t count = 0;
+    TSTreeCursor c = ts_tree_cursor_new(n);
+    for (;;) {
+        TSNode cur = ts_tree_cursor_current_node(&c);
+        bool has = ts_node_has_error(cur);
+        if (ts_node_is_error(cur) || ts_node_is_missing(cur)) {
+            count++;
+            if (inside && ts_node_start_byte(cur) >= a && ts_node_end_byte(cur) <= b)
+                (*inside)++;
+        }
+        if (has && ts_tree_cursor_goto_first_child(&c))
+            continue;
+        while (!ts_tree_cursor_goto_next_sibling(&c))
+            if (!ts_tree_cursor_goto_parent(&c))
+                goto done;
+    }
+done:
+    ts_tree_cursor_delete(&c);
+    return count;
+}
+
+/* ---- segments ------------------------------------------------------------------------ */
+
+static size_t ifl__line_end_of(const char *s, size_t len, size_t pos) {
+    while (pos < len && s[pos] != '\n')
+        pos++;
+    return pos;
+}
+
+static bool ifl__wordc(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           (unsigned char)c >= 0x80;
+}
+
+/* Does the line at ls (column 0) start a construct that cannot continue the
+ * code before it? Code in column 0 that starts with a word, a quote, '#',
+ * '@' or '$'; not an operator, a bracket or a word that only continues a
+ * statement. Blank and comment-only lines never start one. */
+static bool ifl__starts_construct(const char *lang, const char *s, size_t len, size_t ls) {
+    if (ls >= len)
+        return false;
+    char c = s[ls];
+    if (c == '#') {
+        /* C-family preprocessor lines and Rust attributes; a comment in
+         * Python and Bash. */
+        return strcmp(lang, "python") != 0 && strcmp(lang, "bash") != 0;
+    }
+    if (c == '/' || c == '-') /* comments (and operators) */
+        return false;
+    if (!(ifl__wordc(c) || c == '"' || c == '\'' || c == '@' || c == '$'))
+        return false;
+    size_t e = ls;
+    while (e < len && ifl__wordc(s[e]))
+        e++;
+    static const char *const cont[] = {
+        "else", "elif",    "except", "finally", "catch",     "end",   "fi",      "done",
+        "esac", "until",   "then",   "do",      "in",        "of",    "as",      "instanceof",
+        "and",  "or",      "not",    "is",      "satisfies", "where", "extends", "implements",
+        "case", "default", "when",   "elseif",  "throws",    "with",
+    };
+    for (size_t i = 0; i < BASE_ARRAY_LEN(cont); i++) {
+        size_t k = strlen(cont[i]);
+        if (e - ls == k && memcmp(s + ls, cont[i], k) == 0)
+            return false;
+    }
+    return true;
+}
+
+/* The bracket lexer run line by line: where comments and strings are, and
+ * for shell scripts here-documents, whose lines are text. */
+typedef struct ifl__lexpos {
+    const ifl__lexdef *d; /* NULL: no lexer rules, always code */
+    ifl__lex lx;
+    bool shell;
+    bool cpp;          /* C and C++: preprocessor conditionals nest */
+    int depth;         /* #if / #ifdef / #ifndef open */
+    char heredoc[64];  /* terminator of the open here-document; "" when none */
+    bool heredoc_tabs; /* <<- : the terminator may be indented with tabs */
+} ifl__lexpos;
+
+static void ifl__lexpos_init(ifl__lexpos *p, const char *lang) {
+    memset(p, 0, sizeof(*p));
+    p->d = ifl__lexdef_for(lang);
+    p->shell = strcmp(lang, "bash") == 0;
+    p->cpp = strcmp(lang, "c") == 0 || strcmp(lang, "cpp") == 0;
+}
+
+/* A preprocessor conditional opened or closed on the line [s, s + n). */
+static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
+    size_t i = 0;
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    if (i >= n || s[i] != '#')
+        return;
+    i++;
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    size_t w = i;
+    while (i < n && ifl__wordc(s[i]))
+        i++;
+    if ((i - w == 2 && memcmp(s + w, "if", 2) == 0) ||
+        (i - w == 5 && memcmp(s + w, "ifdef", 5) == 0) ||
+        (i - w == 6 && memcmp(s + w, "ifndef", 6) == 0))
+        p->depth++;
+    else if (i - w == 5 && memcmp(s + w, "endif", 5) == 0)
+        p->depth--;
+}
+
+/* A here-document opened on the line [s, s + n): `<<WORD`, `<<-WORD`,
+ * `<< 'WORD'`, `<<"WORD"` (not the here-string `<<<`). */
+static void ifl__heredoc_open(ifl__lexpos *p, const char *s, size_t n) {
+    for (size_t i = 0; i + 2 < n; i++) {
+        if (s[i] != '<' || s[i + 1] != '<' || s[i + 2] == '<' || (i > 0 && s[i - 1] == '<'))
+            continue;
+        size_t j = i + 2;
+        bool tabs = j < n && s[j] == '-';
+        if (tabs)
+            j++;
+        while (j < n && (s[j] == ' ' || s[j] == '\t'))
+            j++;
+        if (j < n && (s[j] == '\'' || s[j] == '"' || s[j] == '\\'))
+            j++;
+        size_t k = j;
+        while (k < n && ifl__wordc(s[k]) && k - j + 1 < sizeof(p->heredoc))
+            k++;
+        if (k > j) {
+            memcpy(p->heredoc, s + j, k - j);
+            p->heredoc[k - j] = 0;
+            p->heredoc_tabs = tabs;
+        }
+        i = k > i ? k - 1 : i;
+    }
+}
+
+static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
+    if (!p->d)
+        return;
+    if (!p->shell && !p->cpp) {
+        ifl__lex_run(p->d, &p->lx, s, n);
+        return;
+    }
+    for (size_t a = 0; a < n;) {
+        const char *nl = memchr(s + a, '\n', n - a);
+        size_t b = nl ? (size_t)(nl - s) + 1 : n;
+        if (p->heredoc[0]) {
+            size_t x = a, e = b;
+            while (p->heredoc_tabs && x < e && s[x] == '\t')
+                x++;
+            while (e > x && (s[e - 1] == '\n' || s[e - 1] == '\r'))
+                e--;
+            size_t k = strlen(p->heredoc);
+            if (e - x == k && memcmp(s + x, p->heredoc, k) == 0)
+                p->heredoc[0] = 0;
+        } else {
+            bool code = p->lx.st == IFL__LX_CODE;
+            if (code && p->cpp)
+                ifl__cond_line(p, s + a, b - a);
+            ifl__lex_run(p->d, &p->lx, s + a, b - a);
+            if (code && p->shell)
+                ifl__heredoc_open(p, s + a, b - a);
+        }
+        a = b;
+    }
+}
+
+static bool ifl__lexpos_in_code(const ifl__lexpos *p) {
+    return !p->d ||
+           (!p->heredoc[0] && (p->lx.st == IFL__LX_CODE || p->lx.st == IFL__LX_LINE_COMMENT));
+}
+
+/* In code with no bracket or preprocessor conditional left open. */
+static bool ifl__lexpos_settled(const ifl__lexpos *p) {
+    return ifl__lexpos_in_code(p) && p->depth <= 0 &&
+           (!p->d || (p->lx.bal[0] <= 0 && p->lx.bal[1] <= 0 && p->lx.bal[2] <= 0));
+}
+
+/* Does text [s, s + n) end outside comments and strings? */
+static bool ifl__lex_ends_in_code(const char *lang, const char *s, size_t n) {
+    ifl__lexpos p;
+    ifl__lexpos_init(&p, lang);
+    ifl__lexpos_feed(&p, s, n);
+    return ifl__lexpos_in_code(&p);
+}
+
+/* Parses segment i (incrementally from its tree when it has one). */
+static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
+    ifl__seg *g = &t->segs[i];
+    TSTree *nt = ts_parser_parse_string(t->parser, g->tree, s + g->start, (uint32_t)g->len);
+    if (!nt)
+        return BASE_ERR_NOMEM;
+    if (g->tree)
+        ts_tree_delete(g->tree);
+    g->tree = nt;
+    g->dirty = false;
+    g->errors = -1;
+    return BASE_OK;
+}
+
+/* The end of the last ERROR or MISSING node under n, in document order. */
+static bool ifl__last_error(TSNode n, uint32_t *end) {
+    if (ts_node_is_missing(n) || ts_node_is_error(n)) {
+        *end = ts_node_end_byte(n);
+        return true;
+    }
+    if (!ts_node_has_error(n))
+        return false;
+    for (uint32_t i = ts_node_child_count(n); i-- > 0;)
+        if (ifl__last_error(ts_node_child(n, i), end))
+            return true;
+    return false;
+}
+
+/* Is the cut between segments i and i + 1 sound? It is not when
+ *  - b's first line does not start a construct (it was edited into an
+ *    indented line, an operator, `else`, ...);
+ *  - a ends inside a comment or string, or its last line ends with a
+ *    backslash (a continued macro or line);
+ *  - a's last top-level node has a syntax error that reaches a's last
+ *    non-blank line: one construct cut in two (a C return type on its own
+ *    line, a decorator, a template header, a C++ namespace whose body is
+ *    not indented, brackets left open);
+ *  - b's tree does not start with a node at its first byte.
+ * and not when b no longer starts a line (an edit deleted the line break).
+ * An error further inside a's last construct (code being typed) stays in a:
+ * merging would not mend it, and would make every keystroke reparse more. */
+static bool ifl__cut_sound(const ifl_tree *t, const char *s, size_t len, size_t i) {
+    const ifl__seg *a = &t->segs[i], *b = &t->segs[i + 1];
+    /* An edit may have joined b's first line to a's last. */
+    if (b->start == 0 || s[b->start - 1] != '\n')
+        return false;
+    if (!ifl__starts_construct(t->lang, s, len, b->start))
+        return false;
+    TSNode ra = ts_tree_root_node(a->tree), rb = ts_tree_root_node(b->tree);
+    uint32_t na = ts_node_child_count(ra), nb = ts_node_child_count(rb);
+    if (na == 0 || nb == 0)
+        return false;
+    if (ts_node_start_byte(ts_node_child(rb, 0)) != 0)
+        return false;
+    /* a's last non-blank line. */
+    size_t e = a->start + a->len;
+    while (e > a->start &&
+           (s[e - 1] == '\n' || s[e - 1] == '\r' || s[e - 1] == ' ' || s[e - 1] == '\t'))
+        e--;
+    if (e > a->start && s[e - 1] == '\\')
+        return false;
+    size_t ls = e;
+    while (ls > a->start && s[ls - 1] != '\n')
+        ls--;
+    TSNode la = ts_node_child(ra, na - 1);
+    uint32_t err_end = 0;
+    if (ifl__last_error(la, &err_end) && a->start + err_end >= ls)
+        return false;
+    /* The lexer needs a start in code: the deepest last node of la that is
+     * not inside a comment or string (node boundaries outside those are in
+     * code), or, for shell scripts, whose here-documents the tree does not
+     * delimit well when unterminated, the segment's start. */
+    size_t from = 0;
+    if (strcmp(t->lang, "bash") != 0) {
+        TSNode n = la;
+        while (ts_node_child_count(n) > 0) {
+            const char *ty = ts_node_type(n);
+            if (strstr(ty, "comment") || strstr(ty, "string") || strstr(ty, "heredoc"))
+                break;
+            n = ts_node_child(n, ts_node_child_count(n) - 1);
+        }
+        from = ts_node_start_byte(n);
+    }
+    return ifl__lex_ends_in_code(t->lang, s + a->start + from, a->len - from);
+}
+
+/* Bytes after the last line break of [a, b) (b - a when there is none). */
+static size_t ifl__last_line_len(const char *s, size_t a, size_t b) {
+    size_t i = b;
+    while (i > a && s[i - 1] != '\n')
+        i--;
+    return b - i;
+}
+
+/* Merges segments i and i + 1; the merged tree follows incrementally from
+ * i's, which sees the text appended at its end. */
+static base_status ifl__seg_merge(ifl_tree *t, const char *s, size_t i) {
+    ifl__seg *a = &t->segs[i], *b = &t->segs[i + 1];
+    if (a->tree) {
+        /* The points of a's end and of b's end, relative to a (a usually
+         * ends with a line break, but an edit may have taken it). */
+        TSPoint end = {a->row_count, (uint32_t)ifl__last_line_len(s, a->start, a->start + a->len)};
+        TSPoint nend = {a->row_count + b->row_count,
+                        b->row_count ? (uint32_t)ifl__last_line_len(s, b->start, b->start + b->len)
+                                     : end.column + (uint32_t)b->len};
+        TSInputEdit ed = {
+            (uint32_t)a->len, (uint32_t)a->len, (uint32_t)(a->len + b->len), end, end, nend};
+        ts_tree_edit(a->tree, &ed);
+    }
+    a->len += b->len;
+    a->row_count += b->row_count;
+    a->dirty = true;
+    a->errors = -1;
+    if (b->tree)
+        ts_tree_delete(b->tree);
+    memmove(&t->segs[i + 1], &t->segs[i + 2], (t->nseg - i - 2) * sizeof(ifl__seg));
+    t->nseg--;
+    return BASE_OK;
+}
+
+static base_status ifl__seg_reserve(ifl_tree *t, size_t n) {
+    if (n <= t->cap)
+        return BASE_OK;
+    size_t cap = t->cap ? t->cap : 16;
+    while (cap < n)
+        cap *= 2;
+    ifl__seg *v = realloc(t->segs, cap * sizeof(*v));
+    if (!v)
+        return BASE_ERR_NOMEM;
+    t->segs = v;
+    t->cap = cap;
+    return BASE_OK;
+}
+
+static uint32_t ifl__rows(const char *s, size_t a, size_t b) {
+    uint32_t r = 0;
+    for (const char *p = s + a, *e = s + b; p < e && (p = memchr(p, '\n', (size_t)(e - p))); p++)
+        r++;
+    return r;
+}
+
+/* Cuts [a, b) of s into pieces of about seg_bytes at lines that start a
+ * construct (and are outside comments and strings) and inserts them, without
+ * trees, at index at (replacing nothing). Returns how many. */
+static base_status ifl__cut(ifl_tree *t, const char *s, size_t len, size_t a, size_t b,
+                            uint32_t row, size_t at, size_t *count) {
+    *count = 0;
+    size_t piece = a;
+    uint32_t prow = row;
+    ifl__lexpos lx;
+    ifl__lexpos_init(&lx, t->lang);
+    for (size_t ls = a; ls < b;) {
+        size_t le = ifl__line_end_of(s, b, ls);
+        size_t next = le < b ? le + 1 : b;
+        if (t->seg_bytes && ls > piece && ls - piece >= t->seg_bytes && ifl__lexpos_in_code(&lx) &&
+            lx.depth == 0 && ifl__starts_construct(t->lang, s, len, ls)) {
+            base_status st = ifl__seg_reserve(t, t->nseg + 1);
+            if (st != BASE_OK)
+                return st;
+            memmove(&t->segs[at + 1], &t->segs[at], (t->nseg - at) * sizeof(ifl__seg));
+            t->nseg++;
+            uint32_t rows = ifl__rows(s, piece, ls);
+            t->segs[at] = (ifl__seg){.start = piece,
+                                     .len = ls - piece,
+                                     .row = prow,
+                                     .row_count = rows,
+                                     .dirty = true,
+                                     .errors = -1};
+            at++;
+            (*count)++;
+            piece = ls;
+            prow += rows;
+        }
+        ifl__lexpos_feed(&lx, s + ls, next - ls);
+        ls = next;
+    }
+    base_status st = ifl__seg_reserve(t, t->nseg + 1);
+    if (st != BASE_OK)
+        return st;
+    memmove(&t->segs[at + 1], &t->segs[at], (t->nseg - at) * sizeof(ifl__seg));
+    t->nseg++;
+    t->segs[at] = (ifl__seg){.start = piece,
+                             .len = b - piece,
+                             .row = prow,
+                             .row_count = ifl__rows(s, piece, b),
+                             .dirty = true,
+                             .errors = -1};
+    (*count)++;
+    return BASE_OK;
+}
+
+/* Parses every segment in [i, j) that needs it, then merges across unsound
+ * cuts among them and with their neighbours (the cuts those parses may have
+ * changed). Every merge removes a segment, so this ends. */
+static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i, size_t j) {
+    base_status st;
+    for (size_t k = i; k < j; k++)
+        if ((t->segs[k].dirty || !t->segs[k].tree) && (st = ifl__seg_parse(t, s, k)) != BASE_OK)
+            return st;
+    /* Cuts to look at: (k, k + 1) for k in [i - 1, j - 1]. */
+    size_t k = i > 0 ? i - 1 : 0;
+    size_t last = j > 0 ? j - 1 : 0;
+    while (k + 1 < t->nseg && k <= last) {
+        if ((t->segs[k + 1].dirty || !t->segs[k + 1].tree) &&
+            (st = ifl__seg_parse(t, s, k + 1)) != BASE_OK)
+            return st;
+        if (ifl__cut_sound(t, s, len, k) ||
+            t->segs[k].len + t->segs[k + 1].len > IFL__SEG_MERGE_MAX) {
+            k++;
+            continue;
+        }
+        /* A comment, string or bracket left open runs on: take in every
+         * segment it covers before parsing, rather than one reparse per
+         * segment. */
+        ifl__lexpos lx;
+        ifl__lexpos_init(&lx, t->lang);
+        ifl__lexpos_feed(&lx, s + t->segs[k].start, t->segs[k].len);
+        do {
+            ifl__lexpos_feed(&lx, s + t->segs[k + 1].start, t->segs[k + 1].len);
+            if ((st = ifl__seg_merge(t, s, k)) != BASE_OK)
+                return st;
+            if (last > k)
+                last--;
+        } while (!ifl__lexpos_settled(&lx) && k + 1 < t->nseg &&
+                 t->segs[k].len + t->segs[k + 1].len <= IFL__SEG_MERGE_MAX);
+        if ((st = ifl__seg_parse(t, s, k)) != BASE_OK)
+            return st;
+        /* The merged tree may end or begin differently: its cut with the
+         * next segment, and the one before it, are looked at again. */
+        if (last < k)
+            last = k;
+        if (k > 0)
+            k--;
+    }
+    return BASE_OK;
+}
+
+/* Cuts the whole buffer afresh. */
+static base_status ifl__build(ifl_tree *t, const char *s, size_t len) {
+    ifl__segs_clear(t);
+    size_t n = 0;
+    base_status st = ifl__cut(t, s, len, 0, len, 0, 0, &n);
+    if (st == BASE_OK)
+        st = ifl__settle(t, s, len, 0, t->nseg);
+    if (st != BASE_OK) {
+        ifl__segs_clear(t);
+        return st;
+    }
+    t->rebuild = false;
+    return BASE_OK;
+}
+
+/* Segment i grew well past seg_bytes (typing, merges) and parses without
+ * errors: cut it again. */
+static base_status ifl__resplit(ifl_tree *t, const char *s, size_t len, size_t i, size_t *after) {
+    ifl__seg g = t->segs[i];
+    memmove(&t->segs[i], &t->segs[i + 1], (t->nseg - i - 1) * sizeof(ifl__seg));
+    t->nseg--;
+    size_t n = 0;
+    base_status st = ifl__cut(t, s, len, g.start, g.start + g.len, g.row, i, &n);
+    if (st != BASE_OK) {
+        /* Out of memory mid-way: the pieces cut so far cover part of g; a
+         * rebuild on the next update restores the row. */
+        if (g.tree)
+            ts_tree_delete(g.tree);
+        t->rebuild = true;
+        return st;
+    }
+    if (n == 1) {
+        t->segs[i].tree = g.tree; /* nothing to cut at: keep the tree */
+        t->segs[i].dirty = false;
+        t->segs[i].errors = g.errors;
+        *after = i + 1;
+        return BASE_OK;
+    }
+    if (g.tree)
+        ts_tree_delete(g.tree);
+    *after = i + n;
+    return ifl__settle(t, s, len, i, i + n);
+}
+
+/* ---- edits and updates ------------------------------------------------------------ */
+
+static TSPoint ifl__pt(lsp_point p) { return (TSPoint){.row = p.row, .column = p.column}; }
+
+/* Index of the segment holding byte pos: the last one starting at or before
+ * it. */
+static size_t ifl__seg_index(const ifl_tree *t, size_t pos) {
+    size_t lo = 0, hi = t->nseg;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->segs[mid].start <= pos)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
+    if (!t || !ev)
+        return;
+    t->dirty = true;
+    t->errors = -1;
+    if (t->rebuild || t->nseg == 0)
+        return;
+    if (ev->old_end_byte < ev->start_byte || ev->old_end_byte > t->len) {
+        t->rebuild = true; /* not an edit of the text the segments follow */
+        return;
+    }
+    size_t k = ifl__seg_index(t, ev->start_byte);
+    size_t m = ev->old_end_byte > ev->start_byte ? ifl__seg_index(t, ev->old_end_byte - 1) : k;
+    if (m > k) {
+        /* The edit spans cuts: one segment, parsed afresh. */
+        ifl__seg *g = &t->segs[k];
+        for (size_t i = k + 1; i <= m; i++) {
+            g->len += t->segs[i].len;
+            g->row_count += t->segs[i].row_count;
+            if (t->segs[i].tree)
+                ts_tree_delete(t->segs[i].tree);
+        }
+        memmove(&t->segs[k + 1], &t->segs[m + 1], (t->nseg - m - 1) * sizeof(ifl__seg));
+        t->nseg -= m - k;
+        if (g->tree)
+            ts_tree_delete(g->tree);
+        g->tree = NULL;
+    }
+    ifl__seg *g = &t->segs[k];
+    long dbytes = (long)ev->new_end_byte - (long)ev->old_end_byte;
+    long drows = (long)ev->new_end_point.row - (long)ev->old_end_point.row;
+    if (g->tree) {
+        uint32_t r0 = g->row;
+        TSInputEdit e = {
+            .start_byte = (uint32_t)(ev->start_byte - g->start),
+            .old_end_byte = (uint32_t)(ev->old_end_byte - g->start),
+            .new_end_byte = (uint32_t)(ev->new_end_byte - g->start),
+            .start_point = ifl__pt(ev->start_point),
+            .old_end_point = ifl__pt(ev->old_end_point),
+            .new_end_point = ifl__pt(ev->new_end_point),
+        };
+        e.start_point.row -= r0;
+        e.old_end_point.row -= r0;
+        e.new_end_point.row -= r0;
+        ts_tree_edit(g->tree, &e);
+    }
+    g->len = (size_t)((long)g->len + dbytes);
+    g->row_count = (uint32_t)((long)g->row_count + drows);
+    g->dirty = true;
+    g->errors = -1;
+    for (size_t i = k + 1; i < t->nseg; i++) {
+        t->segs[i].start = (size_t)((long)t->segs[i].start + dbytes);
+        t->segs[i].row = (uint32_t)((long)t->segs[i].row + drows);
+    }
+    t->len = (size_t)((long)t->len + dbytes);
+}
+
+base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
+    if (!t || (!text && len))
+        return BASE_ERR_INVALID;
+    if (len > UINT32_MAX)
+        return BASE_ERR_TOO_LARGE;
+    if (!text)
+        text = "";
+    if (!t->rebuild && !t->dirty && t->len == len)
+        return BASE_OK;
+    base_status st = BASE_OK;
+    if (t->rebuild || t->len != len || t->nseg == 0) {
+        t->len = len;
+        st = ifl__build(t, text, len);
+    } else {
+        /* Settling merges at most backwards by one segment per merge, and
+         * leaves nothing dirty behind: rescan from the one before. */
+        for (size_t i = 0; i < t->nseg && st == BASE_OK;) {
+            if (!t->segs[i].dirty && t->segs[i].tree) {
+                i++;
+                continue;
+            }
+            st = ifl__settle(t, text, len, i, i + 1);
+            i = i > 0 ? i - 1 : 0;
+        }
+        for (size_t i = 0; i < t->nseg && st == BASE_OK;) {
+            ifl__seg *g = &t->segs[i];
+            if (t->seg_bytes && g->len > IFL__SEG_SPLIT_FACTOR * t->seg_bytes &&
+                !ts_node_has_error(ts_tree_root_node(g->tree)) &&
+                (!g->split_len || g->len > g->split_len + t->seg_bytes)) {
+                size_t after = i + 1;
+                size_t before = t->nseg;
+                st = ifl__resplit(t, text, len, i, &after);
+                /* Nothing to cut at (one long construct): look again only
+                 * once it has grown by another segment's worth. */
+                if (st == BASE_OK && t->nseg == before && i < t->nseg)
+                    t->segs[i].split_len = t->segs[i].len;
+                i = after;
+            } else {
+                i++;
+            }
+        }
+    }
+    if (st != BASE_OK) {
+        t->rebuild = true;
+        return st;
+    }
+    t->dirty = false;
+    t->errors = -1;
+    return BASE_OK;
+}
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+bool ifl__tree_at(ifl_tree *t, size_t pos, TSNode *root, size_t *base) {
+    if (!t || t->nseg == 0 || t->rebuild || t->dirty)
+        return false;
+    const ifl__seg *g = &t->segs[ifl__seg_index(t, pos)];
+    if (!g->tree)
+        return false;
+    *root = ts_tree_root_node(g->tree);
+    *base = g->start;
+    return true;
+}
+
+size_t ifl_tree_error_count(ifl_tree *t, const char *text, size_t len) {
+    if (ifl_tree_update(t, text, len) != BASE_OK)
+        return 0;
+    if (t->errors < 0) {
+        size_t n = 0;
+        for (size_t i = 0; i < t->nseg; i++) {
+            ifl__seg *g = &t->segs[i];
+            if (g->errors < 0)
+                g->errors = (long)ifl__count_errors_in(ts_tree_root_node(g->tree), 0, 0, NULL);
+            n += (size_t)g->errors;
+        }
+        t->errors = (long)n;
+    }
+    return (size_t)t->errors;
+}
+
+/* The S-expression of the buffer: the segments' top-level nodes under one
+ * root, as a whole-buffer parse prints it. */
+char *ifl_tree_sexp(ifl_tree *t, const char *text, size_t len) {
+    if (ifl_tree_update(t, text, len) != BASE_OK || t->nseg == 0)
+        return NULL;
+    if (t->nseg == 1)
+        return ts_node_string(ts_tree_root_node(t->segs[0].tree));
+    base_buf b;
+    base_buf_init(&b);
+    base_status st = base_buf_printf(&b, "(%s", ts_node_type(ts_tree_root_node(t->segs[0].tree)));
+    for (size_t i = 0; i < t->nseg && st == BASE_OK; i++) {
+        char *s = ts_node_string(ts_tree_root_node(t->segs[i].tree));
+        if (!s) {
+            st = BASE_ERR_NOMEM;
+            break;
+        }
+        /* "(type child child)": keep " child child". */
+        size_t n = strlen(s), a = 1;
+        while (a < n && s[a] != ' ' && s[a] != ')')
+            a++;
+        if (a < n && s[a] == ' ' && n > 0)
+            st = base_buf_append(&b, s + a, n - 1 - a);
+        free(s);
+    }
+    if (st == BASE_OK)
+        st = base_buf_append(&b, ")", 1);
+    if (st != BASE_OK) {
+        base_buf_deinit(&b);
+        return NULL;
+    }
+    size_t n = 0;
+    return base_buf_steal(&b, &n);
+}
