@@ -11,7 +11,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 9)
         return 0;
-    const syntax_edits_seed *sd = &syntax_edits_seeds[data[0] % syntax_edits_nseeds];
+    /* data[0]: the seed document (small or of several constructs) and the
+     * segment size of the edited tree (whole, every sound cut, default). */
+    size_t pick = data[0] % (syntax_edits_nseeds + syntax_edits_nmulti);
+    const syntax_edits_seed *sd = pick < syntax_edits_nseeds
+                                      ? &syntax_edits_seeds[pick]
+                                      : &syntax_edits_multi[pick - syntax_edits_nseeds];
+    static const size_t sizes[] = {0, 1, 4096};
+    syntax_edits_segment_bytes = sizes[(data[0] >> 5) % 3];
     uint64_t seed = 0;
     memcpy(&seed, data + 1, 8);
     base_rng rng;

@@ -41,6 +41,52 @@ const syntax_edits_seed syntax_edits_seeds[] = {
 };
 const size_t syntax_edits_nseeds = sizeof(syntax_edits_seeds) / sizeof(syntax_edits_seeds[0]);
 
+/* Several top-level constructs each, with the places where a cut between
+ * them would be wrong: declarations over two lines, decorators, comments and
+ * strings over column-0 lines, statements without semicolons. Edits move and
+ * break those places. */
+const syntax_edits_seed syntax_edits_multi[] = {
+    {"c",
+     "#include <stdio.h>\n#define TWICE(x) \\\n((x) * 2)\n\nstatic int\ncount(const char *s)\n{\n"
+     "    int n = 0;\n    while (*s++)\n        n++;\n    return n;\n}\n\n/* a comment\nover "
+     "lines */\nstruct point {\n    int x, y;\n};\n\n#ifdef DEBUG\nint debug = 1;\n#endif\n"
+     "int main(void) {\n    return count(\"x\");\n}\n"},
+    {"cpp",
+     "namespace a {\nint f(int x) { return x; }\nclass B {\npublic:\n    int g() const;\n};\n}  "
+     "// namespace a\n\ntemplate <typename T>\nT twice(T x) {\n    return x + x;\n}\n\nint "
+     "main() {\n    return a::f(twice(1));\n}\n"},
+    {"python", "import os\n\n\n@decorator\ndef f(x):\n    return x\n\n\nDOC = \"\"\"\ntext in "
+               "column 0\n\"\"\"\n\nX = [\n1,\n2]\n\n\nclass A:\n    def g(self):\n        if "
+               "self:\n            pass\n        else:\n            return 1\n\n\nif X:\n    "
+               "pass\nelse:\n    pass\n"},
+    {"javascript",
+     "const a = 1\nlet b = a\n(function () {})()\n\nfunction f(x) {\n  return x\n}\n\n/* "
+     "block\ncomment */\nconst s = `template\nline`\nclass C {\n  m() { return 1 }\n}\n"},
+    {"typescript",
+     "interface P {\n  x: number\n}\n\ntype Q = P &\n{ y: number }\n\nexport function "
+     "f(p: P): number {\n  return p.x\n}\n\nenum E {\n  A,\n  B,\n}\n"},
+    {"tsx", "const A = () => <div>\ntext\n</div>\n\nexport function B() {\n  return <A />\n}\n"},
+    {"go", "package main\n\nimport (\n\t\"fmt\"\n)\n\ntype T struct {\n\tx int\n}\n\nfunc (t *T) "
+           "Get() int {\n\treturn t.x\n}\n\nvar s = `raw\nstring`\n\nfunc main() "
+           "{\n\tfmt.Println(s)\n}\n"},
+    {"rust",
+     "use std::fmt;\n\n#[derive(Debug)]\nstruct P {\n    x: i32,\n}\n\nimpl P\nwhere\n    "
+     "Self: Sized,\n{\n    fn get(&self) -> i32 {\n        self.x\n    }\n}\n\nconst S: &str = "
+     "\"a\nb\";\n\nfn main() {\n    println!(\"{}\", S);\n}\n"},
+    {"java",
+     "import java.util.List;\n\nclass A {\n    int x;\n}\n\ninterface B {\n    void f();\n}\n\n"
+     "enum C {\n    X, Y\n}\n"},
+    {"lua",
+     "local M = {}\n\n--[==[\nlong comment\n]==]\nfunction M.f(x)\n  return x\nend\n\nlocal s = "
+     "[[\nlong string\n]]\nlocal t = {\nx = 1,\n}\nreturn M\n"},
+    {"bash",
+     "#!/bin/bash\nf() {\n  echo hi\n}\n\ncat <<EOF\ntext\nEOF\nmsg='multi\nline'\nif true; "
+     "then\n  f\nfi\nx=1 \\\n  y=2\n"},
+};
+const size_t syntax_edits_nmulti = sizeof(syntax_edits_multi) / sizeof(syntax_edits_multi[0]);
+
+size_t syntax_edits_segment_bytes = 0;
+
 /* Inserted fragments: brackets, quotes, newlines and indentation, keywords,
  * identifiers; what typing and pasting produce. */
 static const char *const frags[] = {
@@ -105,7 +151,9 @@ static base_status compare_fresh(const char *lang, ifl_tree *t, const base_buf *
                                  bool only_clean, const char *what, size_t *mismatches) {
     base_status st = BASE_OK;
     char *a = ifl_tree_sexp(t, doc->data, doc->len);
+    /* The reference is always one tree for the whole buffer. */
     ifl_tree *fresh = ifl_tree_new(lang, &st);
+    ifl_tree_set_segment_bytes(fresh, 0);
     char *b = fresh ? ifl_tree_sexp(fresh, doc->data, doc->len) : NULL;
     bool clean = fresh && ifl_tree_error_count(fresh, doc->data, doc->len) == 0;
     ifl_tree_free(fresh);
@@ -154,6 +202,7 @@ base_status syntax_edits_run(const char *lang, const char *text, size_t len, bas
     ifl_tree *t = ifl_tree_new(lang, &st);
     if (!t)
         goto done;
+    ifl_tree_set_segment_bytes(t, syntax_edits_segment_bytes);
     if ((st = base_buf_append(&doc, text, len)) != BASE_OK)
         goto done;
     if ((st = ifl_tree_update(t, doc.data, doc.len)) != BASE_OK)
@@ -202,6 +251,7 @@ base_status syntax_edits_retype(const char *lang, const char *text, size_t len, 
     char span[64];
     if (!t)
         goto done;
+    ifl_tree_set_segment_bytes(t, syntax_edits_segment_bytes);
     if ((st = base_buf_append(&doc, text, len)) != BASE_OK)
         goto done;
     for (int r = 0; r < sessions && st == BASE_OK && len > 0; r++) {

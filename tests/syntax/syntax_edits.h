@@ -12,6 +12,14 @@ typedef struct syntax_edits_seed {
 
 extern const syntax_edits_seed syntax_edits_seeds[];
 extern const size_t syntax_edits_nseeds;
+/* Documents of several top-level constructs (segment cuts between them). */
+extern const syntax_edits_seed syntax_edits_multi[];
+extern const size_t syntax_edits_nmulti;
+
+/* Segment size of the edited tree (ifl_tree_set_segment_bytes; 1 cuts at
+ * every sound place). The fresh parse it is compared with is always one
+ * tree for the whole buffer. */
+extern size_t syntax_edits_segment_bytes;
 
 /* Applies `rounds` random edits drawn from rng to a copy of text and to an
  * ifl_tree, comparing the incremental tree with a fresh parse after every

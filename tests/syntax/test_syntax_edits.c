@@ -8,6 +8,9 @@
  * On text with syntax errors tree-sitter's error recovery may take another
  * path when it resumes from an edited tree (e.g. Java with a stray '}');
  * those differences are counted and printed, not failed.
+ * Each runs on one tree for the whole buffer and on segmented trees (every
+ * sound cut, and the default size), over small documents and documents of
+ * several top-level constructs; the fresh parse is always one whole tree.
  * Deterministic: fixed seeds. Usage: test_syntax_edits [rounds [seed]]. */
 #include "check.h"
 #include "syntax.h"
@@ -16,18 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-int main(int argc, char **argv) {
-    int rounds = argc > 1 ? atoi(argv[1]) : 40;
-    uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
-    base_log_set_level(BASE_LOG_WARN);
-    size_t compared = 0;
-    for (size_t i = 0; i < syntax_edits_nseeds; i++) {
-        const syntax_edits_seed *sd = &syntax_edits_seeds[i];
+static void run_seeds(const syntax_edits_seed *seeds, size_t n, int rounds, uint64_t seed,
+                      size_t *compared) {
+    for (size_t i = 0; i < n; i++) {
+        const syntax_edits_seed *sd = &seeds[i];
         base_rng rng;
         base_rng_seed(&rng, seed + i);
         size_t mismatches = 0;
         base_status st = syntax_edits_retype(sd->lang, sd->text, strlen(sd->text), &rng, rounds,
-                                             true, &mismatches, &compared);
+                                             true, &mismatches, compared);
         CHECK_EQ_I(st, BASE_OK);
         CHECK_EQ_U(mismatches, 0);
         mismatches = 0;
@@ -35,7 +35,25 @@ int main(int argc, char **argv) {
             syntax_edits_run(sd->lang, sd->text, strlen(sd->text), &rng, rounds, true, &mismatches);
         CHECK_EQ_I(st, BASE_OK);
         CHECK_EQ_U(mismatches, 0);
-        compared += (size_t)rounds;
+        *compared += (size_t)rounds;
+    }
+}
+
+int main(int argc, char **argv) {
+    int rounds = argc > 1 ? atoi(argv[1]) : 40;
+    uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
+    base_log_set_level(BASE_LOG_WARN);
+    size_t compared = 0;
+    /* One tree per buffer, then segments cut at every sound place (the
+     * most cuts an edit can move or break), then the default size. */
+    static const size_t sizes[] = {0, 1, 4096};
+    for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
+        syntax_edits_segment_bytes = sizes[k];
+        size_t before = syntax_edits_errorful_diffs;
+        run_seeds(syntax_edits_seeds, syntax_edits_nseeds, rounds, seed, &compared);
+        run_seeds(syntax_edits_multi, syntax_edits_nmulti, rounds, seed + 100, &compared);
+        fprintf(stderr, "segment bytes %zu: %zu differences on text with syntax errors\n", sizes[k],
+                syntax_edits_errorful_diffs - before);
     }
     /* The property is only tested where documents parse cleanly: make sure
      * a good share of the comparisons did. */
