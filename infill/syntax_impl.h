@@ -25,11 +25,15 @@ struct ifl_tree {
     TSParser *parser;     /* owned */
     ifl__seg *segs;       /* owned, in buffer order, covering [0, len) */
     size_t nseg, cap;
-    size_t len;           /* buffer length the segments follow */
-    size_t seg_bytes;     /* target segment size; 0: one segment */
-    bool rebuild;         /* cut and parse afresh on the next update */
-    bool dirty;           /* edited since the last update */
-    long errors;          /* sum over segments; -1 when not counted yet */
+    size_t len;       /* buffer length the segments follow */
+    size_t seg_bytes; /* target segment size; 0: one segment */
+    bool rebuild;     /* cut and parse afresh on the next update */
+    bool dirty;       /* edited since the last update */
+    long errors;      /* sum over segments; -1 when not counted yet */
+    /* A C/C++ include guard, parsed as blanks (SIZE_MAX when none): the
+     * `#ifndef NAME` at [guard_if, guard_if_end) and the `#endif` at
+     * [guard_end, guard_end_end). */
+    size_t guard_if, guard_if_end, guard_end, guard_end_end;
     TSQuery *spans;       /* borrowed (shared per language); NULL when absent */
     TSQueryCursor *qc;    /* owned */
     uint32_t cap_comment; /* capture ids in spans; UINT32_MAX when absent */

@@ -98,6 +98,7 @@ ifl_tree *ifl_tree_new(const char *language, base_status *err) {
     }
     t->ts = ts;
     t->rebuild = true;
+    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = SIZE_MAX;
     t->cap_comment = t->cap_string = t->cap_body = UINT32_MAX;
     for (size_t i = 0; i < gr_language_count(); i++)
         if (strcmp(gr_language_name(i), language) == 0)
@@ -168,14 +169,25 @@ size_t ifl_tree_segment_count(const ifl_tree *t) { return t ? t->nseg : 0; }
 size_t ifl__count_errors_in(TSNode n, size_t a, size_t b, size_t *inside) {
     if (inside)
         *inside = 0;
-    if (!ts_node_has_error(n))
-        return 0;
     size_t count = 0;
+    if (!ts_node_has_error(n))
+        return count;
     TSTreeCursor c = ts_tree_cursor_new(n);
     for (;;) {
         TSNode cur = ts_tree_cursor_current_node(&c);
         bool has = ts_node_has_error(cur);
-        if (ts_node_is_error(cur) || ts_node_is_missing(cur)) {
+        bool self = ts_node_is_error(cur) || ts_node_is_missing(cur);
+        if (!self && has) {
+            /* An error below cur that no visible child carries: a MISSING
+             * hidden token (Go's statement terminator at the end of the
+             * input), which the node API does not show. */
+            self = true;
+            for (uint32_t i = 0, k = ts_node_child_count(cur); i < k && self; i++) {
+                TSNode ch = ts_node_child(cur, i);
+                self = !ts_node_has_error(ch) && !ts_node_is_error(ch) && !ts_node_is_missing(ch);
+            }
+        }
+        if (self) {
             count++;
             if (inside && ts_node_start_byte(cur) >= a && ts_node_end_byte(cur) <= b)
                 (*inside)++;
@@ -211,6 +223,17 @@ static bool ifl__wordc(char c) {
 static bool ifl__starts_construct(const char *lang, const char *s, size_t len, size_t ls) {
     if (ls >= len)
         return false;
+    /* Shell: tree-sitter-bash joins a line to some commands before it
+     * (assignments) that the shell would not; cut only after a blank line. */
+    if (strcmp(lang, "bash") == 0) {
+        size_t p = ls > 0 ? ls - 1 : 0; /* the '\n' ending the line before */
+        size_t q = p;
+        while (q > 0 && s[q - 1] != '\n' &&
+               (s[q - 1] == ' ' || s[q - 1] == '\t' || s[q - 1] == '\r'))
+            q--;
+        if (ls == 0 || !(q == 0 || s[q - 1] == '\n'))
+            return false;
+    }
     char c = s[ls];
     if (c == '#') {
         /* C-family preprocessor lines and Rust attributes; a comment in
@@ -244,14 +267,17 @@ typedef struct ifl__lexpos {
     const ifl__lexdef *d; /* NULL: no lexer rules, always code */
     ifl__lex lx;
     bool shell;
-    bool cpp;          /* C and C++: preprocessor conditionals nest */
-    int depth;         /* #if / #ifdef / #ifndef open */
-    char heredoc[64];  /* terminator of the open here-document; "" when none */
-    bool heredoc_tabs; /* <<- : the terminator may be indented with tabs */
+    bool cpp;            /* C and C++: preprocessor conditionals nest */
+    int depth;           /* #if / #ifdef / #ifndef open */
+    const char *doc;     /* the buffer, to place lines */
+    size_t skip1, skip2; /* the include guard's lines: not counted */
+    char heredoc[64];    /* terminator of the open here-document; "" when none */
+    bool heredoc_tabs;   /* <<- : the terminator may be indented with tabs */
 } ifl__lexpos;
 
 static void ifl__lexpos_init(ifl__lexpos *p, const char *lang) {
     memset(p, 0, sizeof(*p));
+    p->skip1 = p->skip2 = SIZE_MAX;
     p->d = ifl__lexdef_for(lang);
     p->shell = strcmp(lang, "bash") == 0;
     p->cpp = strcmp(lang, "c") == 0 || strcmp(lang, "cpp") == 0;
@@ -259,6 +285,8 @@ static void ifl__lexpos_init(ifl__lexpos *p, const char *lang) {
 
 /* A preprocessor conditional opened or closed on the line [s, s + n). */
 static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
+    if (p->doc && ((size_t)(s - p->doc) == p->skip1 || (size_t)(s - p->doc) == p->skip2))
+        return;
     size_t i = 0;
     while (i < n && (s[i] == ' ' || s[i] == '\t'))
         i++;
@@ -354,10 +382,140 @@ static bool ifl__lex_ends_in_code(const char *lang, const char *s, size_t n) {
     return ifl__lexpos_in_code(&p);
 }
 
+/* A lexer for the buffer s of t: the include guard's lines do not count as
+ * conditionals. */
+static void ifl__lexpos_for(ifl__lexpos *p, const ifl_tree *t, const char *s) {
+    ifl__lexpos_init(p, t->lang);
+    if (t->guard_if != SIZE_MAX) {
+        p->doc = s;
+        p->skip1 = t->guard_if;
+        p->skip2 = t->guard_end;
+    }
+}
+
+/* Skips blanks and comments from i; returns the first code byte. */
+static size_t ifl__skip_c_blank(const char *s, size_t len, size_t i) {
+    for (;;) {
+        while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+            i++;
+        if (i + 1 < len && s[i] == '/' && s[i + 1] == '/') {
+            while (i < len && s[i] != '\n')
+                i++;
+        } else if (i + 1 < len && s[i] == '/' && s[i + 1] == '*') {
+            const char *e = NULL;
+            for (size_t k = i + 2; k + 1 < len && !e; k++)
+                if (s[k] == '*' && s[k + 1] == '/')
+                    e = s + k;
+            i = e ? (size_t)(e - s) + 2 : len;
+        } else {
+            return i;
+        }
+    }
+}
+
+/* Matches `#` blanks `word` at i; returns the index after the word, or 0. */
+static size_t ifl__directive(const char *s, size_t len, size_t i, const char *word) {
+    if (i >= len || s[i] != '#')
+        return 0;
+    i++;
+    while (i < len && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    size_t k = strlen(word);
+    if (i + k > len || memcmp(s + i, word, k) != 0 || (i + k < len && ifl__wordc(s[i + k])))
+        return 0;
+    return i + k;
+}
+
+/* Finds a C/C++ include guard: the file's first code is `#ifndef NAME`
+ * then `#define NAME`, and the `#endif` that closes that `#ifndef` is
+ * followed by nothing but blanks and comments. Its lines are parsed as
+ * blanks, so that the file's top-level constructs are top-level for the
+ * parser too and can be cut into segments; the guard wraps the whole file
+ * and says nothing about the code. */
+static void ifl__find_guard(ifl_tree *t, const char *s, size_t len) {
+    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = SIZE_MAX;
+    if (strcmp(t->lang, "c") != 0 && strcmp(t->lang, "cpp") != 0)
+        return;
+    size_t a = ifl__skip_c_blank(s, len, 0);
+    size_t e = ifl__directive(s, len, a, "ifndef");
+    if (!e || (a > 0 && s[a - 1] != '\n'))
+        return;
+    while (e < len && (s[e] == ' ' || s[e] == '\t'))
+        e++;
+    size_t n0 = e;
+    while (e < len && ifl__wordc(s[e]))
+        e++;
+    if (e == n0)
+        return;
+    size_t d = ifl__skip_c_blank(s, len, e);
+    size_t de = ifl__directive(s, len, d, "define");
+    if (!de)
+        return;
+    while (de < len && (s[de] == ' ' || s[de] == '\t'))
+        de++;
+    if (len - de < e - n0 || memcmp(s + de, s + n0, e - n0) != 0 ||
+        (de + (e - n0) < len && ifl__wordc(s[de + (e - n0)])))
+        return;
+    /* The #endif that closes it: conditionals counted line by line, outside
+     * comments and strings. */
+    ifl__lexpos lx;
+    ifl__lexpos_init(&lx, t->lang);
+    size_t end = SIZE_MAX;
+    for (size_t ls = a; ls < len && end == SIZE_MAX;) {
+        const char *nl = memchr(s + ls, '\n', len - ls);
+        size_t next = nl ? (size_t)(nl - s) + 1 : len;
+        ifl__lexpos_feed(&lx, s + ls, next - ls);
+        if (lx.depth == 0)
+            end = ls;
+        ls = next;
+    }
+    if (end == SIZE_MAX)
+        return;
+    size_t h = end;
+    while (h < len && (s[h] == ' ' || s[h] == '\t'))
+        h++;
+    size_t he = ifl__directive(s, len, h, "endif");
+    if (!he || ifl__skip_c_blank(s, len, he) != len)
+        return;
+    t->guard_if = a;
+    t->guard_if_end = e;
+    t->guard_end = end;
+    t->guard_end_end = he;
+}
+
+/* Text of [a, a + n) of s as the parser sees it: the include guard blanked.
+ * Returns s + a, or a malloc'ed copy in *copy. */
+static const char *ifl__parse_text(const ifl_tree *t, const char *s, size_t a, size_t n,
+                                   char **copy) {
+    *copy = NULL;
+    if (t->guard_if == SIZE_MAX)
+        return s + a;
+    size_t r[2][2] = {{t->guard_if, t->guard_if_end}, {t->guard_end, t->guard_end_end}};
+    bool hit = false;
+    for (int k = 0; k < 2; k++)
+        hit = hit || (r[k][0] < a + n && r[k][1] > a);
+    if (!hit)
+        return s + a;
+    char *c = malloc(n + 1);
+    if (!c)
+        return NULL;
+    memcpy(c, s + a, n);
+    c[n] = 0;
+    for (int k = 0; k < 2; k++)
+        for (size_t i = r[k][0]; i < r[k][1]; i++)
+            if (i >= a && i < a + n)
+                c[i - a] = ' ';
+    *copy = c;
+    return c;
+}
+
 /* Parses segment i (incrementally from its tree when it has one). */
 static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     ifl__seg *g = &t->segs[i];
-    TSTree *nt = ts_parser_parse_string(t->parser, g->tree, s + g->start, (uint32_t)g->len);
+    char *copy = NULL;
+    const char *text = ifl__parse_text(t, s, g->start, g->len, &copy);
+    TSTree *nt = text ? ts_parser_parse_string(t->parser, g->tree, text, (uint32_t)g->len) : NULL;
+    free(copy);
     if (!nt)
         return BASE_ERR_NOMEM;
     if (g->tree)
@@ -422,14 +580,16 @@ static bool ifl__cut_sound(const ifl_tree *t, const char *s, size_t len, size_t 
     uint32_t err_end = 0;
     if (ifl__last_error(la, &err_end) && a->start + err_end >= ls)
         return false;
-    /* The lexer needs a start in code: the deepest last node of la that is
-     * not inside a comment or string (node boundaries outside those are in
-     * code), or, for shell scripts, whose here-documents the tree does not
-     * delimit well when unterminated, the segment's start. */
+    /* The lexer needs a start in code: in an error-free tree, the deepest
+     * last node of la that is not a comment or string (node boundaries
+     * outside those are in code); otherwise, and for shell scripts, whose
+     * here-documents the tree does not delimit when unterminated, the
+     * segment's start (a broken tree may have read an unclosed comment as
+     * code). */
     size_t from = 0;
-    if (strcmp(t->lang, "bash") != 0) {
+    if (strcmp(t->lang, "bash") != 0 && !ts_node_has_error(ra)) {
         TSNode n = la;
-        while (ts_node_child_count(n) > 0) {
+        while (ts_node_child_count(n) > 0 && !ts_node_has_error(n)) {
             const char *ty = ts_node_type(n);
             if (strstr(ty, "comment") || strstr(ty, "string") || strstr(ty, "heredoc"))
                 break;
@@ -504,7 +664,7 @@ static base_status ifl__cut(ifl_tree *t, const char *s, size_t len, size_t a, si
     size_t piece = a;
     uint32_t prow = row;
     ifl__lexpos lx;
-    ifl__lexpos_init(&lx, t->lang);
+    ifl__lexpos_for(&lx, t, s);
     for (size_t ls = a; ls < b;) {
         size_t le = ifl__line_end_of(s, b, ls);
         size_t next = le < b ? le + 1 : b;
@@ -569,7 +729,7 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
          * segment it covers before parsing, rather than one reparse per
          * segment. */
         ifl__lexpos lx;
-        ifl__lexpos_init(&lx, t->lang);
+        ifl__lexpos_for(&lx, t, s);
         ifl__lexpos_feed(&lx, s + t->segs[k].start, t->segs[k].len);
         do {
             ifl__lexpos_feed(&lx, s + t->segs[k + 1].start, t->segs[k + 1].len);
@@ -594,6 +754,7 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
 /* Cuts the whole buffer afresh. */
 static base_status ifl__build(ifl_tree *t, const char *s, size_t len) {
     ifl__segs_clear(t);
+    ifl__find_guard(t, s, len);
     size_t n = 0;
     base_status st = ifl__cut(t, s, len, 0, len, 0, 0, &n);
     if (st == BASE_OK)
@@ -663,6 +824,18 @@ void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
     if (ev->old_end_byte < ev->start_byte || ev->old_end_byte > t->len) {
         t->rebuild = true; /* not an edit of the text the segments follow */
         return;
+    }
+    if (t->guard_if != SIZE_MAX) {
+        long d = (long)ev->new_end_byte - (long)ev->old_end_byte;
+        size_t *r[4] = {&t->guard_if, &t->guard_if_end, &t->guard_end, &t->guard_end_end};
+        if ((ev->start_byte <= t->guard_if_end && ev->old_end_byte >= t->guard_if) ||
+            (ev->start_byte <= t->guard_end_end && ev->old_end_byte >= t->guard_end)) {
+            t->rebuild = true; /* the guard itself changed */
+            return;
+        }
+        for (int i = 0; i < 4; i++)
+            if (*r[i] >= ev->old_end_byte)
+                *r[i] = (size_t)((long)*r[i] + d);
     }
     size_t k = ifl__seg_index(t, ev->start_byte);
     size_t m = ev->old_end_byte > ev->start_byte ? ifl__seg_index(t, ev->old_end_byte - 1) : k;
