@@ -264,7 +264,7 @@ static const char IFL__COMPLETE_USAGE[] =
     "usage: infilld complete FILE --line L --col C [--json] [--explain] [--seed S]\n"
     "                        [--model DIR] [--candidates C] [--alg ALG] [--steps S]\n"
     "                        [--mode exact|cached] [--no-validate] [--device D] [--threads N]\n"
-    "                        [--n TOKENS]   (hole size instead of the span's budget)\n"
+    "                        [--n TOKENS]   (hole size instead of the span's budget; no growth)\n"
     "L and C are 1-based; C counts characters (code points) in the line.\n";
 
 /* Byte offset of 1-based (line, col in code points); clamps col to the line end. */
@@ -408,11 +408,15 @@ int ifl_cli_complete(int argc, char **argv) {
                                  res.items[i].confidence, "valid", res.items[i].valid));
         json_object_set_new(o, "items", items);
         json_object_set_new(o, "span",
-                            json_pack("{s:s, s:s, s:i, s:b, s:i}", "kind",
+                            json_pack("{s:s, s:s, s:i, s:i, s:b, s:i}", "kind",
                                       ifl_span_kind_name(res.span.kind), "reason",
                                       res.span.reason ? res.span.reason : "", "n_tokens",
-                                      res.span.n_tokens, "multiline", res.span.multiline,
-                                      "max_lines", res.span.max_lines));
+                                      res.span.n_tokens, "n_max", res.span.n_max, "multiline",
+                                      res.span.multiline, "max_lines", res.span.max_lines));
+        json_object_set_new(o, "hole",
+                            json_pack("{s:i, s:i, s:i, s:i}", "runs", res.runs, "first",
+                                      res.n_hole_first, "final", res.n_hole, "cap",
+                                      res.n_hole_cap));
         json_object_set_new(o, "language", r.language ? json_string(r.language) : json_null());
         json_object_set_new(o, "tokens", ifl__ids_json(res.raw.tokens, res.raw.n_tokens));
         json_object_set_new(o, "alg", json_string(eng_alg_name(res.raw.alg)));
@@ -424,11 +428,15 @@ int ifl_cli_complete(int argc, char **argv) {
         ifl__print_json(o);
     } else {
         if (explain) {
-            printf("span: %s (%s), hole bytes [%zu, %zu), %d tokens, %s, language %s\n",
+            printf("span: %s (%s), hole bytes [%zu, %zu), %d tokens (may grow to %d), %s, "
+                   "language %s\n",
                    ifl_span_kind_name(res.span.kind), res.span.reason ? res.span.reason : "",
-                   res.span.hole_start, res.span.hole_end, res.span.n_tokens,
+                   res.span.hole_start, res.span.hole_end, res.span.n_tokens, res.span.n_max,
                    res.span.multiline ? "multi-line" : "single line",
                    r.language ? r.language : "none");
+            printf("hole: %d run(s), %d -> %d tokens (cap %d)%s\n", res.runs, res.n_hole_first,
+                   res.n_hole, res.n_hole_cap,
+                   res.n_hole < res.n_hole_cap ? "" : ", the cap was reached");
             printf("prompt: %d prefix tokens (%zu bytes cut), %d suffix tokens (%zu bytes cut)\n",
                    res.raw.n_prefix_tokens, res.raw.prefix_cut, res.raw.n_suffix_tokens,
                    res.raw.suffix_cut);
@@ -442,9 +450,10 @@ int ifl_cli_complete(int argc, char **argv) {
             printf("completion:\n");
         }
         fwrite(best->text, 1, best->len, stdout);
-        printf("\n-- %.1f ms for %d tokens in %d steps on %s (model load %.1f ms)\n",
-               res.raw.t.total_ms, res.raw.n_tokens, res.raw.steps_run, ifl_model_device(m),
-               load_ms);
+        printf("\n-- %.1f ms for %d tokens in %d steps, %d run(s) (hole %d -> %d, cap %d) on %s "
+               "(model load %.1f ms)\n",
+               res.raw.t.total_ms, res.raw.n_tokens, res.raw.steps_run, res.runs, res.n_hole_first,
+               res.n_hole, res.n_hole_cap, ifl_model_device(m), load_ms);
     }
     ifl_doc_res_free(&res);
     ifl_model_close(m);

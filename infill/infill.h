@@ -105,8 +105,8 @@ typedef struct ifl_doc_req {
     uint64_t seed;
     int steps;    /* 0 = default */
     eng_alg alg;  /* ENG_ALG_DEFAULT = per model */
-    int max_hole; /* cap on the span's token budget (0 = none) */
-    int n_hole;   /* > 0: hole size in tokens instead of the span's budget */
+    int max_hole; /* cap on the span's token budget and its growth (0 = none) */
+    int n_hole;   /* > 0: hole size in tokens instead of the span's budget; never grows */
     eng_cache_mode mode;
     int max_steps;        /* step budget (0 = none); the last step commits every mask */
     uint64_t deadline_ns; /* base_now_ns() deadline (0 = none) */
@@ -140,9 +140,18 @@ typedef struct ifl_doc_res {
     bool syntax; /* the span came from the syntax module (post-processing applies) */
     int n_items;
     ifl_doc_item items[ENG_DIFF_MAX_CANDIDATES]; /* valid first, then by confidence */
+    /* The last diffusion run; steps, forwards and the tokenize, diffuse,
+     * step and detokenize times add up over all runs. */
     ifl_text_res raw;
+    /* Hole growth (docs/SAMPLERS.md): runs made (1 + times the hole grew), the
+     * first and the last run's hole size, and the most it could grow to. */
+    int runs;
+    int n_hole_first, n_hole, n_hole_cap;
 } ifl_doc_res;
 
+/* Span → diffusion → post-processing. The hole starts at the span's budget and
+ * doubles, up to span.n_max (and max_hole), while the model fills it without
+ * EOS or pad; the result is the last run's. */
 base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile int *cancel,
                              ifl_doc_res *out);
 

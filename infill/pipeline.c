@@ -438,7 +438,8 @@ static void ifl__line_span(const ifl_doc_req *r, ifl_span *sp) {
     bool at_eol = c >= r->len || r->text[c] == '\n' || r->text[c] == '\r';
     sp->kind = at_eol ? IFL_SPAN_LINE_END : IFL_SPAN_LINE_REST;
     sp->hole_start = sp->hole_end = c;
-    sp->n_tokens = at_eol ? 24 : 12;
+    sp->n_tokens = 16;
+    sp->n_max = at_eol ? 64 : 48;
     sp->max_lines = 1;
     sp->reason = "line rule (no syntax span)";
 }
@@ -461,6 +462,7 @@ bool ifl_doc_span(const ifl_doc_req *r, base_status located, ifl_span *sp) {
         sp->multiline = true;
         sp->max_lines = 64;
         sp->n_tokens = 64;
+        sp->n_max = 128;
     }
     return false;
 }
@@ -472,6 +474,23 @@ static base_status ifl__post_text(void *ud, const ifl_span *span, const char *ca
     const ifl_doc_req *r = ud;
     return ifl_syntax_postprocess_text(r->language, r->text, r->len, span, cand, len, o, out,
                                        out_len);
+}
+
+/* Hole growth (MODELS §2.2, docs/SAMPLERS.md §7): a fixed-canvas model cannot
+ * end the code past the hole, so a hole filled to the last slot with no EOS
+ * or pad most likely cut the code short; a larger hole is worth another run.
+ * DreamOn sizes its hole itself, and a fixed size, a cancelled request or a
+ * passed deadline leave no room for one. */
+static bool ifl__should_grow(const ifl_model *m, const ifl_doc_req *r, const volatile int *cancel,
+                             const ifl_text_res *raw, int n, int cap) {
+    if (r->n_hole > 0 || n >= cap || raw->alg == ENG_ALG_DREAMON || raw->n_tokens <= 0)
+        return false;
+    if ((cancel && *cancel) || (r->deadline_ns && base_now_ns() >= r->deadline_ns))
+        return false;
+    for (int i = 0; i < raw->n_tokens; i++)
+        if (raw->tokens[i] == m->info.eos_id || raw->tokens[i] == m->info.pad_id)
+            return false;
+    return true;
 }
 
 base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile int *cancel,
@@ -493,11 +512,16 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
     ifl_span *sp = &out->span;
     if (sp->hole_start > sp->hole_end || sp->hole_end > r->len)
         return BASE_ERR_RANGE;
+    /* The first run's hole and the largest it may grow to; a size the
+     * request fixes never changes. */
     int n = sp->n_tokens > 0 ? sp->n_tokens : 16;
-    if (r->max_hole > 0 && n > r->max_hole)
-        n = r->max_hole;
+    int cap = BASE_MAX(sp->n_max, n);
+    if (r->max_hole > 0) {
+        n = BASE_MIN(n, r->max_hole);
+        cap = BASE_MIN(cap, r->max_hole);
+    }
     if (r->n_hole > 0)
-        n = r->n_hole;
+        n = cap = r->n_hole;
 
     ifl_text_req tr;
     memset(&tr, 0, sizeof tr);
@@ -507,7 +531,6 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
     tr.suffix_len = r->len - sp->hole_end;
     eng_diff_params_default(&tr.params);
     tr.params.alg = r->alg;
-    tr.params.n_hole = n;
     tr.params.steps = r->steps;
     tr.params.candidates = r->candidates > 0 ? r->candidates : 1;
     tr.params.mode = r->mode;
@@ -518,9 +541,37 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
         tr.params.temperature = 0.6f; /* distinct candidates need noise */
     tr.partial = r->partial;
     tr.partial_ud = r->partial_ud;
-    base_status st = ifl_infill_text(m, &tr, cancel, &out->raw);
-    if (st != BASE_OK)
-        return st;
+    out->n_hole_first = n;
+    out->n_hole_cap = cap;
+    base_status st;
+    for (;;) {
+        tr.params.n_hole = n;
+        ifl_text_res run;
+        st = ifl_infill_text(m, &tr, cancel, &run);
+        if (st == BASE_ERR_TOO_LARGE && out->runs > 0) {
+            st = BASE_OK; /* the canvas holds no larger hole: keep the last run */
+            break;
+        }
+        if (st != BASE_OK) {
+            ifl_text_res_free(&out->raw);
+            return st;
+        }
+        /* Work adds up over the runs; the rest describes the last one. */
+        run.steps_run += out->raw.steps_run;
+        run.n_forward_full += out->raw.n_forward_full;
+        run.n_forward_window += out->raw.n_forward_window;
+        run.t.tokenize_ms += out->raw.t.tokenize_ms;
+        run.t.diffuse_ms += out->raw.t.diffuse_ms;
+        run.t.step_ms += out->raw.t.step_ms;
+        run.t.detok_ms += out->raw.t.detok_ms;
+        ifl_text_res_free(&out->raw);
+        out->raw = run;
+        out->runs++;
+        out->n_hole = n;
+        if (!ifl__should_grow(m, r, cancel, &out->raw, n, cap))
+            break;
+        n = n > cap / 2 ? cap : 2 * n;
+    }
     out->raw.t.span_ms = span_ms;
     if (!r->defer_post)
         st = ifl_doc_post(r, out, ifl__post_text, (void *)r);

@@ -221,13 +221,22 @@ static bool ifl__opens_block(const char *lang, const char *s, size_t a, size_t b
 
 /* ---- span location -------------------------------------------------------- */
 
-/* Token budget N and line limit per span kind (docs/SPANS.md). */
+/* Token budget N of the first run, the largest it may grow to when the
+ * model fills the hole without EOS, and the line limit per span kind
+ * (docs/SPANS.md). Small first budgets keep short middles from
+ * over-generating; the growth serves the long ones. */
 enum {
-    IFL__N_LINE_REST = 24,
-    IFL__N_LINE_END = 48,
-    IFL__N_COMMENT = 32,
-    IFL__N_STATEMENT = 90,
-    IFL__N_BLOCK = 128,
+    IFL__N_LINE_REST = 16,
+    IFL__MAX_LINE_REST = 48,
+    IFL__N_LINE_END = 16,
+    IFL__MAX_LINE_END = 64,
+    IFL__N_COMMENT = 16,
+    IFL__MAX_COMMENT = 48,
+    IFL__N_STATEMENT = 16,
+    IFL__MAX_STATEMENT = 128,
+    IFL__N_BLOCK = 32,
+    IFL__MAX_BLOCK = 256,
+    IFL__MAX_SELECTION = 1024,
     IFL__LINES_STATEMENT = 12,
     IFL__LINES_BLOCK = 32,
     /* Validation parses only the window around the hole when that skips at
@@ -354,10 +363,12 @@ static size_t ifl__widen(ifl_tree *t, const char *s, size_t len, size_t pos, boo
     return pos;
 }
 
-static void ifl__set(ifl_span *o, ifl_span_kind k, bool ml, int n, int lines, const char *why) {
+static void ifl__set(ifl_span *o, ifl_span_kind k, bool ml, int n, int n_max, int lines,
+                     const char *why) {
     o->kind = k;
     o->multiline = ml;
     o->n_tokens = n;
+    o->n_max = n_max;
     o->max_lines = ml ? lines : 1;
     o->reason = why;
 }
@@ -385,8 +396,9 @@ static base_status ifl__locate(ifl_tree *t, const char *lang, const char *s, siz
         for (size_t i = a; i < b; i++)
             lines += s[i] == '\n';
         bool ml = lines > 1;
-        int n = 2 * ifl__est_tokens(b - a) + 16;
-        ifl__set(o, IFL_SPAN_SELECTION, ml, BASE_MIN(n, 1024), (int)(2 * lines + 2),
+        int n = BASE_MIN(2 * ifl__est_tokens(b - a) + 16, IFL__MAX_SELECTION);
+        ifl__set(o, IFL_SPAN_SELECTION, ml, n, BASE_MIN(2 * n, IFL__MAX_SELECTION),
+                 (int)(2 * lines + 2),
                  ml ? "selection: regenerate the selected lines"
                     : "selection: regenerate the selected text on its line");
         return BASE_OK;
@@ -401,17 +413,18 @@ static base_status ifl__locate(ifl_tree *t, const char *lang, const char *s, siz
 
     ifl__around ar = ifl__find_around(t, s, len, cursor);
     if (!ts_node_is_null(ar.comment) || !ts_node_is_null(ar.string)) {
-        ifl__set(o, IFL_SPAN_COMMENT, false, IFL__N_COMMENT, 1,
+        ifl__set(o, IFL_SPAN_COMMENT, false, IFL__N_COMMENT, IFL__MAX_COMMENT, 1,
                  !ts_node_is_null(ar.comment) ? "inside a comment: short, single line"
                                               : "inside a string: short, single line");
         return BASE_OK;
     }
     if (!rest_blank) {
         if (prefix_blank)
-            ifl__set(o, IFL_SPAN_STATEMENT, true, IFL__N_STATEMENT, IFL__LINES_STATEMENT,
+            ifl__set(o, IFL_SPAN_STATEMENT, true, IFL__N_STATEMENT, IFL__MAX_STATEMENT,
+                     IFL__LINES_STATEMENT,
                      "cursor in the indentation of a code line: whole lines before it");
         else
-            ifl__set(o, IFL_SPAN_LINE_REST, false, IFL__N_LINE_REST, 1,
+            ifl__set(o, IFL_SPAN_LINE_REST, false, IFL__N_LINE_REST, IFL__MAX_LINE_REST, 1,
                      "mid-line: single line, up to the existing rest of the line");
         return BASE_OK;
     }
@@ -421,13 +434,14 @@ static base_status ifl__locate(ifl_tree *t, const char *lang, const char *s, siz
             size_t nx = ifl__next_nonblank(s, len, cursor);
             int ind = ifl__line_indent(s, len, ls, width);
             if (nx == SIZE_MAX || ifl__line_indent(s, len, nx, width) <= ind)
-                ifl__set(o, IFL_SPAN_BLOCK, true, IFL__N_BLOCK, IFL__LINES_BLOCK,
+                ifl__set(o, IFL_SPAN_BLOCK, true, IFL__N_BLOCK, IFL__MAX_BLOCK, IFL__LINES_BLOCK,
                          "line opens an empty block: multi-line, up to the block end");
             else
-                ifl__set(o, IFL_SPAN_STATEMENT, true, IFL__N_STATEMENT, IFL__LINES_STATEMENT,
+                ifl__set(o, IFL_SPAN_STATEMENT, true, IFL__N_STATEMENT, IFL__MAX_STATEMENT,
+                         IFL__LINES_STATEMENT,
                          "line opens a block that has a body: a first statement");
         } else {
-            ifl__set(o, IFL_SPAN_LINE_END, false, IFL__N_LINE_END, 1,
+            ifl__set(o, IFL_SPAN_LINE_END, false, IFL__N_LINE_END, IFL__MAX_LINE_END, 1,
                      "end of a line: finish the line");
         }
         return BASE_OK;
@@ -441,10 +455,11 @@ static base_status ifl__locate(ifl_tree *t, const char *lang, const char *s, siz
             empty_body = true;
     }
     if (empty_body)
-        ifl__set(o, IFL_SPAN_BLOCK, true, IFL__N_BLOCK, IFL__LINES_BLOCK,
+        ifl__set(o, IFL_SPAN_BLOCK, true, IFL__N_BLOCK, IFL__MAX_BLOCK, IFL__LINES_BLOCK,
                  "empty line in an empty body: multi-line, up to the block end");
     else
-        ifl__set(o, IFL_SPAN_STATEMENT, true, IFL__N_STATEMENT, IFL__LINES_STATEMENT,
+        ifl__set(o, IFL_SPAN_STATEMENT, true, IFL__N_STATEMENT, IFL__MAX_STATEMENT,
+                 IFL__LINES_STATEMENT,
                  "empty line between statements: one statement or a few lines");
     return BASE_OK;
 }

@@ -22,7 +22,8 @@ typedef struct ifl_span {
     bool multiline;    /* may the completion contain newlines */
     size_t hole_start; /* byte offsets in the document; equal for an insertion */
     size_t hole_end;
-    int n_tokens;         /* token budget N for the hole */
+    int n_tokens;         /* token budget N of the first run */
+    int n_max;            /* largest budget the hole may grow to (docs/SAMPLERS.md) */
     int max_lines;        /* most lines the completion may have (1 when !multiline) */
     const char *language; /* canonical language name ("python"), or NULL when unsupported */
     const char *reason;   /* one-line explanation for --explain; static string */

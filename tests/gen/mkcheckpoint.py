@@ -34,6 +34,9 @@ Weight kinds:
       identity     attention and MLP output projections are zero, embedding rows are
                    random with equal norms and the LM head equals the embedding, so raw
                    row i peaks at x_i itself. Works for tied and untied heads.
+      eos          map, plus an EOS head row of weight 2 at the mask's dim: a row whose
+                   input is the mask token peaks at EOS, every other row as in map. A
+                   hole then holds EOS (map alone never predicts EOS or pad).
                    Written to known_answer.json.
 
 Run with Debian's /usr/bin/python3 (numpy only).
@@ -82,9 +85,11 @@ def family_mask_id(family):
     return {"dream": 151666, "dreamon": 151666, "open-dcoder": 151665, "llada": 151665}.get(family)
 
 
-def ka_expected(kind, token, hidden):
+def ka_expected(kind, token, hidden, mask_id=None):
     """Argmax of raw logits row i for known-answer checkpoints, given input token x_i."""
-    if kind == "map":
+    if kind == "eos" and mask_id is not None and token % hidden == mask_id % hidden:
+        return ENDOFTEXT
+    if kind in ("map", "eos"):
         return KA_BASE + KA_STRIDE * (token % hidden)
     if kind == "identity":
         return token
@@ -406,7 +411,7 @@ def build_tensors(args, s, tied, tokenizer):
             if role in ("norm", "final_norm"):
                 t[...] = 1.0
         embed = by_role["embed"][0]
-        if kind == "map":
+        if kind in ("map", "eos"):
             if tied:
                 raise SystemExit("mkcheckpoint: --known-answer map needs an untied head")
             if KA_BASE + KA_STRIDE * (s.hidden - 1) >= s.vocab:
@@ -417,6 +422,11 @@ def build_tensors(args, s, tied, tokenizer):
             head[...] = 0.0
             for d in range(s.hidden):
                 head[KA_BASE + KA_STRIDE * d, d] = 1.0
+            if kind == "eos":
+                mask_id = family_mask_id(args.family)
+                if mask_id is None:
+                    raise SystemExit("mkcheckpoint: --known-answer eos needs a mask token")
+                head[ENDOFTEXT, mask_id % s.hidden] = 2.0
         elif kind == "identity":
             # Equal-norm random rows: e_t . e_t = |e|^2 beats every other e_v . e_t.
             norms = np.linalg.norm(embed, axis=1, keepdims=True)
@@ -431,7 +441,8 @@ def build_tensors(args, s, tied, tokenizer):
             "base": KA_BASE,
             "stride": KA_STRIDE,
             "rule": "map: argmax(raw row i) = base + stride * (x_i mod hidden); "
-            "identity: argmax(raw row i) = x_i",
+            "identity: argmax(raw row i) = x_i; "
+            "eos: EOS when x_i mod hidden = mask mod hidden, else as map",
         }
     elif args.peaked:
         if tied:
@@ -689,7 +700,7 @@ def parse_args(argv):
     p.add_argument("--rope-theta", type=float, default=0.0)
     p.add_argument("--rms-norm-eps", type=float, default=0.0)
     p.add_argument("--peaked", action="store_true")
-    p.add_argument("--known-answer", choices=("map", "identity"), default=None)
+    p.add_argument("--known-answer", choices=("map", "identity", "eos"), default=None)
     p.add_argument("--tokenizer", default=DEFAULT_TOKENIZER, help="Qwen tokenizer.json to adapt")
     return p.parse_args(argv)
 

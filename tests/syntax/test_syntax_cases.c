@@ -2,7 +2,9 @@
  * tests/syntax/cases/<lang>/<case>/ holding
  *   input.<ext>.in  source with a cursor marker "█", or a selection «...»
  *                 (".in" keeps the CI format check off these fragments)
- *   expect.json   {"kind": "block", "multiline": true, "n_min": 64, "n_max": 256,
+ *   expect.json   {"kind": "block", "multiline": true, "n_min": 16, "n_max": 64,
+ *                  "grow_min": 128, "grow_max": 512 (range of the budget the
+ *                  hole may grow to, span.n_max),
  *                  "hole_text": "selected text after widening" (optional),
  *                  "post": [{"in": "candidate", "out": "expected" | null,
  *                            "validate": true}]}
@@ -81,6 +83,13 @@ static void run_case(const char *lang, const char *dir) {
         CHECK(sp.n_tokens >= json_integer_value(nmin));
     if (nmax)
         CHECK(sp.n_tokens <= json_integer_value(nmax));
+    /* The hole only grows: the cap is at least the first run's budget. */
+    CHECK(sp.n_max >= sp.n_tokens);
+    json_t *gmin = json_object_get(ex, "grow_min"), *gmax = json_object_get(ex, "grow_max");
+    if (gmin)
+        CHECK(sp.n_max >= json_integer_value(gmin));
+    if (gmax)
+        CHECK(sp.n_max <= json_integer_value(gmax));
     const char *ht = json_string_value(json_object_get(ex, "hole_text"));
     if (ht) {
         CHECK_EQ_U(sp.hole_end - sp.hole_start, strlen(ht));
@@ -110,8 +119,8 @@ static void run_case(const char *lang, const char *dir) {
         free(out);
     }
     if (check__failures != fails)
-        fprintf(stderr, "  in case %s (kind %s, N %d, lines %d: %s)\n", dir,
-                ifl_span_kind_name(sp.kind), sp.n_tokens, sp.max_lines, sp.reason);
+        fprintf(stderr, "  in case %s (kind %s, N %d up to %d, lines %d: %s)\n", dir,
+                ifl_span_kind_name(sp.kind), sp.n_tokens, sp.n_max, sp.max_lines, sp.reason);
     json_decref(ex);
     free(text);
 }

@@ -109,6 +109,7 @@ int main(void) {
         CHECK_EQ_I(a.kind, b.kind);
         CHECK_EQ_U(a.hole_start, b.hole_start);
         CHECK_EQ_I(a.n_tokens, b.n_tokens);
+        CHECK_EQ_I(a.n_max, b.n_max);
         char *x = NULL, *y = NULL;
         size_t xl = 0, yl = 0;
         base_status sa =

@@ -1,0 +1,187 @@
+/* Hole growth in ifl_complete_doc (docs/SAMPLERS.md §7) on known-answer
+ * checkpoints from tests/gen/mkcheckpoint.py:
+ *   - map: the head never predicts EOS or pad, so every hole is filled to the
+ *     last slot and a statement's hole doubles 16 → 32 → 64 → 128 (the cap);
+ *   - eos: rows whose input is the mask token predict EOS, so the first hole
+ *     holds EOS and no second run is made;
+ *   - a hole size fixed by the request, a deadline already past and DreamOn
+ *     never grow; max_hole caps the growth.
+ * Skipped (77) when the checkpoints have not been generated. */
+#define _POSIX_C_SOURCE 200809L
+#include "check.h"
+#include "infill.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* An empty line between two statements: a `statement` span (16, up to 128). */
+static const char TEXT[] = "def area(w, h):\n    r = w * h\n\n    return r\n";
+#define CURSOR 30
+
+typedef struct partials {
+    int calls, restarts, last_step;
+} partials;
+
+static void on_partial(void *ud, const char *text, size_t len, int step, int steps) {
+    partials *p = ud;
+    (void)text;
+    (void)len;
+    (void)steps;
+    if (p->calls > 0 && step < p->last_step)
+        p->restarts++;
+    p->last_step = step;
+    p->calls++;
+}
+
+static ifl_model *open_model(const char *dir) {
+    char cfg[4096];
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    if (access(cfg, R_OK) != 0)
+        return NULL;
+    ifl_model_opts o;
+    ifl_model_opts_default(&o);
+    o.load.device = ENG_DEVICE_CPU;
+    eng_error err = {0};
+    ifl_model *m = ifl_model_open(dir, &o, &err);
+    if (!m)
+        fprintf(stderr, "%s: %s\n", dir, err.msg);
+    CHECK(m != NULL);
+    return m;
+}
+
+static void req_init(ifl_doc_req *r) {
+    ifl_doc_req_default(r);
+    r->text = TEXT;
+    r->len = strlen(TEXT);
+    r->language = "python";
+    r->cursor = r->sel_start = r->sel_end = CURSOR;
+    r->has_seed = true;
+    r->seed = 1;
+    r->max_steps = 4; /* a few steps per run keep the test fast */
+}
+
+static bool has_eos(const ifl_model *m, const ifl_text_res *raw) {
+    const eng_model_info *info = ifl_model_info(m);
+    for (int i = 0; i < raw->n_tokens; i++)
+        if (raw->tokens[i] == info->eos_id || raw->tokens[i] == info->pad_id)
+            return true;
+    return false;
+}
+
+static void test_grows_to_cap(ifl_model *m) {
+    ifl_doc_req r;
+    req_init(&r);
+    partials pc = {0, 0, 0};
+    r.partial = on_partial;
+    r.partial_ud = &pc;
+    ifl_doc_res res;
+    CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &res), BASE_OK);
+    CHECK_EQ_I(res.span.kind, IFL_SPAN_STATEMENT);
+    CHECK_EQ_I(res.span.n_tokens, 16);
+    CHECK_EQ_I(res.span.n_max, 128);
+    CHECK_EQ_I(res.runs, 4); /* 16 → 32 → 64 → 128 */
+    CHECK_EQ_I(res.n_hole_first, 16);
+    CHECK_EQ_I(res.n_hole, 128);
+    CHECK_EQ_I(res.n_hole_cap, 128);
+    CHECK_EQ_I(res.raw.n_tokens, 128);
+    CHECK(!has_eos(m, &res.raw));
+    /* Steps add up over the runs, and partials stream from every run (the
+     * step count starts again with each). */
+    CHECK(res.raw.steps_run >= 4);
+    CHECK(pc.calls >= 4);
+    CHECK_EQ_I(pc.restarts, 3);
+    CHECK(res.n_items >= 1);
+    ifl_doc_res_free(&res);
+
+    /* max_hole caps the growth: 16 → 32 → 40. */
+    req_init(&r);
+    r.max_hole = 40;
+    CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &res), BASE_OK);
+    CHECK_EQ_I(res.runs, 3);
+    CHECK_EQ_I(res.n_hole, 40);
+    CHECK_EQ_I(res.n_hole_cap, 40);
+    CHECK_EQ_I(res.raw.n_tokens, 40);
+    ifl_doc_res_free(&res);
+}
+
+static void test_no_growth(ifl_model *m) {
+    ifl_doc_req r;
+    ifl_doc_res res;
+    /* A size fixed by the request stays, though the hole is full. */
+    req_init(&r);
+    r.n_hole = 20;
+    CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &res), BASE_OK);
+    CHECK_EQ_I(res.runs, 1);
+    CHECK_EQ_I(res.n_hole, 20);
+    CHECK_EQ_I(res.raw.n_tokens, 20);
+    CHECK(!has_eos(m, &res.raw));
+    ifl_doc_res_free(&res);
+
+    /* A deadline already past: one (rushed) run, no growth. */
+    req_init(&r);
+    r.deadline_ns = 1;
+    CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &res), BASE_OK);
+    CHECK_EQ_I(res.runs, 1);
+    CHECK_EQ_I(res.n_hole, 16);
+    CHECK(!has_eos(m, &res.raw));
+    ifl_doc_res_free(&res);
+}
+
+static void test_eos_stops(ifl_model *m) {
+    ifl_doc_req r;
+    req_init(&r);
+    ifl_doc_res res;
+    CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &res), BASE_OK);
+    CHECK_EQ_I(res.runs, 1);
+    CHECK_EQ_I(res.n_hole, 16);
+    CHECK_EQ_I(res.raw.n_tokens, 16);
+    CHECK(has_eos(m, &res.raw));
+    ifl_doc_res_free(&res);
+}
+
+static void test_dreamon(ifl_model *m) {
+    ifl_doc_req r;
+    req_init(&r);
+    r.alg = ENG_ALG_DREAMON;
+    r.mode = ENG_CACHE_EXACT;
+    ifl_doc_res res;
+    CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &res), BASE_OK);
+    CHECK_EQ_I(res.raw.alg, ENG_ALG_DREAMON);
+    CHECK_EQ_I(res.runs, 1);
+    CHECK_EQ_I(res.n_hole, 16);
+    CHECK(!has_eos(m, &res.raw)); /* full, yet DreamOn sizes its hole itself */
+    ifl_doc_res_free(&res);
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : HOLE_MODELS_DIR;
+    char map[4096], eos[4096], dreamon[4096];
+    snprintf(map, sizeof map, "%s/map", dir);
+    snprintf(eos, sizeof eos, "%s/eos", dir);
+    snprintf(dreamon, sizeof dreamon, "%s/dreamon-map", dir);
+    base_log_set_level(BASE_LOG_WARN);
+    ifl_model *mm = open_model(map);
+    if (!mm && check__failures == 0) {
+        fprintf(stderr, "no checkpoints in %s (build the hole_models target): skipped\n", dir);
+        return 77;
+    }
+    if (mm) {
+        test_grows_to_cap(mm);
+        test_no_growth(mm);
+        ifl_model_close(mm);
+    }
+    ifl_model *me = open_model(eos);
+    CHECK(me != NULL);
+    if (me) {
+        test_eos_stops(me);
+        ifl_model_close(me);
+    }
+    ifl_model *md = open_model(dreamon);
+    CHECK(md != NULL);
+    if (md) {
+        test_dreamon(md);
+        ifl_model_close(md);
+    }
+    return check_finish("test_hole_growth");
+}
