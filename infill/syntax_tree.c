@@ -374,14 +374,6 @@ static bool ifl__lexpos_settled(const ifl__lexpos *p) {
            (!p->d || (p->lx.bal[0] <= 0 && p->lx.bal[1] <= 0 && p->lx.bal[2] <= 0));
 }
 
-/* Does text [s, s + n) end outside comments and strings? */
-static bool ifl__lex_ends_in_code(const char *lang, const char *s, size_t n) {
-    ifl__lexpos p;
-    ifl__lexpos_init(&p, lang);
-    ifl__lexpos_feed(&p, s, n);
-    return ifl__lexpos_in_code(&p);
-}
-
 /* A lexer for the buffer s of t: the include guard's lines do not count as
  * conditionals. */
 static void ifl__lexpos_for(ifl__lexpos *p, const ifl_tree *t, const char *s) {
@@ -545,41 +537,48 @@ static bool ifl__last_error(TSNode n, uint32_t *end) {
  *    indented line, an operator, `else`, ...);
  *  - a ends inside a comment or string, or its last line ends with a
  *    backslash (a continued macro or line);
+ *  - a's last line is a decorator or annotation;
  *  - a's last top-level node has a syntax error that reaches a's last
- *    non-blank line: one construct cut in two (a C return type on its own
- *    line, a decorator, a template header, a C++ namespace whose body is
- *    not indented, brackets left open);
+ *    non-blank line and parsing both as one has fewer errors: one construct
+ *    cut in two (a C return type or template header on its own line, JSX
+ *    text in column 0);
  *  - b's tree does not start with a node at its first byte.
  * and not when b no longer starts a line (an edit deleted the line break).
  * An error further inside a's last construct (code being typed) stays in a:
  * merging would not mend it, and would make every keystroke reparse more. */
-static bool ifl__cut_sound(const ifl_tree *t, const char *s, size_t len, size_t i) {
+typedef enum ifl__cut_state {
+    IFL__CUT_OK = 0,
+    IFL__CUT_TEXT, /* the text runs on across the cut: merge */
+    IFL__CUT_TREE, /* a's last construct may be cut in two: merge if that mends it */
+} ifl__cut_state;
+
+static ifl__cut_state ifl__cut_check(const ifl_tree *t, const char *s, size_t len, size_t i) {
     const ifl__seg *a = &t->segs[i], *b = &t->segs[i + 1];
     /* An edit may have joined b's first line to a's last. */
     if (b->start == 0 || s[b->start - 1] != '\n')
-        return false;
+        return IFL__CUT_TEXT;
     if (!ifl__starts_construct(t->lang, s, len, b->start))
-        return false;
-    TSNode ra = ts_tree_root_node(a->tree), rb = ts_tree_root_node(b->tree);
-    uint32_t na = ts_node_child_count(ra), nb = ts_node_child_count(rb);
-    if (na == 0 || nb == 0)
-        return false;
-    if (ts_node_start_byte(ts_node_child(rb, 0)) != 0)
-        return false;
-    /* a's last non-blank line. */
+        return IFL__CUT_TEXT;
+    /* a's last non-blank line: a continued line, or a decorator or
+     * annotation that belongs to what follows. */
     size_t e = a->start + a->len;
     while (e > a->start &&
            (s[e - 1] == '\n' || s[e - 1] == '\r' || s[e - 1] == ' ' || s[e - 1] == '\t'))
         e--;
     if (e > a->start && s[e - 1] == '\\')
-        return false;
+        return IFL__CUT_TEXT;
     size_t ls = e;
     while (ls > a->start && s[ls - 1] != '\n')
         ls--;
+    if (ls < e && s[ls] == '@')
+        return IFL__CUT_TEXT;
+    TSNode ra = ts_tree_root_node(a->tree), rb = ts_tree_root_node(b->tree);
+    uint32_t na = ts_node_child_count(ra), nb = ts_node_child_count(rb);
+    if (na == 0 || nb == 0)
+        return IFL__CUT_TEXT;
+    if (ts_node_start_byte(ts_node_child(rb, 0)) != 0)
+        return IFL__CUT_TEXT;
     TSNode la = ts_node_child(ra, na - 1);
-    uint32_t err_end = 0;
-    if (ifl__last_error(la, &err_end) && a->start + err_end >= ls)
-        return false;
     /* The lexer needs a start in code: in an error-free tree, the deepest
      * last node of la that is not a comment or string (node boundaries
      * outside those are in code); otherwise, and for shell scripts, whose
@@ -597,7 +596,20 @@ static bool ifl__cut_sound(const ifl_tree *t, const char *s, size_t len, size_t 
         }
         from = ts_node_start_byte(n);
     }
-    return ifl__lex_ends_in_code(t->lang, s + a->start + from, a->len - from);
+    /* Open comments, strings, here-documents, brackets and preprocessor
+     * conditionals run on into b. */
+    ifl__lexpos lx;
+    ifl__lexpos_for(&lx, t, s);
+    ifl__lexpos_feed(&lx, s + a->start + from, a->len - from);
+    if (!ifl__lexpos_settled(&lx))
+        return IFL__CUT_TEXT;
+    /* An error reaching a's last line may be one construct cut in two (a C
+     * return type or template header on its own line, JSX text in column
+     * 0), or code being typed; the caller merges only when that mends it. */
+    uint32_t err_end = 0;
+    if (ifl__last_error(la, &err_end) && a->start + err_end >= ls)
+        return IFL__CUT_TREE;
+    return IFL__CUT_OK;
 }
 
 /* Bytes after the last line break of [a, b) (b - a when there is none). */
@@ -705,6 +717,35 @@ static base_status ifl__cut(ifl_tree *t, const char *s, size_t len, size_t a, si
     return BASE_OK;
 }
 
+/* Would segments i and i + 1 parsed as one have fewer syntax errors than
+ * apart? Parses the two as one from a copy of i's tree. */
+static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, bool *mends) {
+    ifl__seg *a = &t->segs[i], *b = &t->segs[i + 1];
+    *mends = false;
+    size_t n = a->len + b->len;
+    char *copy = NULL;
+    const char *text = ifl__parse_text(t, s, a->start, n, &copy);
+    if (!text)
+        return BASE_ERR_NOMEM;
+    TSTree *trial = ts_tree_copy(a->tree);
+    TSPoint end = {a->row_count, (uint32_t)ifl__last_line_len(s, a->start, a->start + a->len)};
+    TSPoint nend = {a->row_count + b->row_count,
+                    b->row_count ? (uint32_t)ifl__last_line_len(s, b->start, b->start + b->len)
+                                 : end.column + (uint32_t)b->len};
+    TSInputEdit ed = {(uint32_t)a->len, (uint32_t)a->len, (uint32_t)n, end, end, nend};
+    ts_tree_edit(trial, &ed);
+    TSTree *nt = ts_parser_parse_string(t->parser, trial, text, (uint32_t)n);
+    ts_tree_delete(trial);
+    free(copy);
+    if (!nt)
+        return BASE_ERR_NOMEM;
+    size_t apart = ifl__count_errors_in(ts_tree_root_node(a->tree), 0, 0, NULL) +
+                   ifl__count_errors_in(ts_tree_root_node(b->tree), 0, 0, NULL);
+    *mends = ifl__count_errors_in(ts_tree_root_node(nt), 0, 0, NULL) < apart;
+    ts_tree_delete(nt);
+    return BASE_OK;
+}
+
 /* Parses every segment in [i, j) that needs it, then merges across unsound
  * cuts among them and with their neighbours (the cuts those parses may have
  * changed). Every merge removes a segment, so this ends. */
@@ -720,10 +761,19 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
         if ((t->segs[k + 1].dirty || !t->segs[k + 1].tree) &&
             (st = ifl__seg_parse(t, s, k + 1)) != BASE_OK)
             return st;
-        if (ifl__cut_sound(t, s, len, k) ||
-            t->segs[k].len + t->segs[k + 1].len > IFL__SEG_MERGE_MAX) {
+        ifl__cut_state cs = ifl__cut_check(t, s, len, k);
+        if (cs == IFL__CUT_OK || t->segs[k].len + t->segs[k + 1].len > IFL__SEG_MERGE_MAX) {
             k++;
             continue;
+        }
+        if (cs == IFL__CUT_TREE) {
+            bool mends = false;
+            if ((st = ifl__merge_mends(t, s, k, &mends)) != BASE_OK)
+                return st;
+            if (!mends) {
+                k++;
+                continue;
+            }
         }
         /* A comment, string or bracket left open runs on: take in every
          * segment it covers before parsing, rather than one reparse per

@@ -1,8 +1,10 @@
 /* bench_syntax: span location + validation of one candidate, and incremental
  * reparse after a one-character edit, on generated 5,000-line files (Python
  * with and without comments, C). Prints p50/p90/max in milliseconds of thread
- * CPU time (the machine is shared; wall time is noisier); no assertions (see
- * docs/perf/syntax.md). */
+ * CPU time (the machine is shared; wall time is noisier), for the segmented
+ * tree and for one tree per buffer; no assertions (see docs/perf/syntax.md).
+ * `bench_syntax LANG FILE [LANG FILE ...]` measures reparses on real files
+ * instead. */
 #define _POSIX_C_SOURCE 200809L
 #include "syntax.h"
 
@@ -71,6 +73,109 @@ static char *gen_c(size_t *len, size_t *cursors, size_t *nc) {
     return base_buf_steal(&b, len);
 }
 
+/* Types 'x' at n random places of text, one at a time, reparsing after each
+ * and after undoing it; out[i] is the reparse time after the i-th edit. */
+static void reparse_edits(ifl_tree *t, const char *text, size_t len, double *out, size_t n) {
+    base_rng rng;
+    base_rng_seed(&rng, 7);
+    for (size_t i = 0; i < n; i++) {
+        size_t pos = (size_t)(base_rng_next(&rng) % len);
+        lsp_point pt = {0, 0};
+        for (size_t k = 0; k < pos; k++) {
+            if (text[k] == '\n') {
+                pt.row++;
+                pt.column = 0;
+            } else {
+                pt.column++;
+            }
+        }
+        char *nt = malloc(len + 2);
+        if (!nt)
+            return;
+        memcpy(nt, text, pos);
+        nt[pos] = 'x';
+        memcpy(nt + pos + 1, text + pos, len - pos + 1);
+        lsp_edit_event ev = {pos, pos, pos + 1, pt, pt, {pt.row, pt.column + 1}};
+        uint64_t a = cpu_ns();
+        ifl_tree_edit(t, &ev);
+        ifl_tree_update(t, nt, len + 1);
+        out[i] = (double)(cpu_ns() - a) / 1e6;
+        lsp_edit_event undo = {pos, pos + 1, pos, pt, {pt.row, pt.column + 1}, pt};
+        ifl_tree_edit(t, &undo);
+        ifl_tree_update(t, text, len);
+        free(nt);
+    }
+}
+
+/* Reparse times on a real file: 200 one-character edits inside identifiers
+ * (where typing happens), segmented and as one tree. */
+static void bench_file(const char *lang, const char *path) {
+    char *text = NULL;
+    size_t len = 0;
+    if (base_read_file(path, &text, &len) != BASE_OK || len < 2) {
+        fprintf(stderr, "bench_syntax: cannot read %s\n", path);
+        free(text);
+        return;
+    }
+    enum { N = 200 };
+    double seg[N], whole[N];
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    for (int pass = 0; pass < 2; pass++) {
+        ifl_tree *t = ifl_tree_new(lang, NULL);
+        if (!t)
+            break;
+        if (pass == 1)
+            ifl_tree_set_segment_bytes(t, 0);
+        uint64_t t0 = cpu_ns();
+        ifl_tree_update(t, text, len);
+        double build = (double)(cpu_ns() - t0) / 1e6;
+        /* Edits inside identifiers: type in the middle of a word. */
+        base_rng rng;
+        base_rng_seed(&rng, 11);
+        double *out = pass ? whole : seg;
+        for (int i = 0; i < N; i++) {
+            size_t pos;
+            do
+                pos = 1 + (size_t)(base_rng_next(&rng) % (len - 1));
+            while (!(text[pos] >= 'a' && text[pos] <= 'z' && text[pos - 1] >= 'a' &&
+                     text[pos - 1] <= 'z'));
+            lsp_point pt = {0, 0};
+            for (size_t k = 0; k < pos; k++) {
+                if (text[k] == '\n') {
+                    pt.row++;
+                    pt.column = 0;
+                } else {
+                    pt.column++;
+                }
+            }
+            char *nt = malloc(len + 2);
+            if (!nt)
+                break;
+            memcpy(nt, text, pos);
+            nt[pos] = 'x';
+            memcpy(nt + pos + 1, text + pos, len - pos + 1);
+            lsp_edit_event ev = {pos, pos, pos + 1, pt, pt, {pt.row, pt.column + 1}};
+            uint64_t a = cpu_ns();
+            ifl_tree_edit(t, &ev);
+            ifl_tree_update(t, nt, len + 1);
+            out[i] = (double)(cpu_ns() - a) / 1e6;
+            lsp_edit_event undo = {pos, pos + 1, pos, pt, {pt.row, pt.column + 1}, pt};
+            ifl_tree_edit(t, &undo);
+            ifl_tree_update(t, text, len);
+            free(nt);
+        }
+        printf("%s (%s, %zu lines): %s: %zu segments, %zu syntax errors, first parse %.1f ms\n",
+               path, lang, lines, pass ? "one tree" : "segments", ifl_tree_segment_count(t),
+               ifl_tree_error_count(t, text, len), build);
+        ifl_tree_free(t);
+    }
+    report("  reparse after 1-char edit, segments", seg, N);
+    report("  reparse after 1-char edit, one tree", whole, N);
+    free(text);
+}
+
 static void bench(const char *lang, const char *name, char *text, size_t len, const size_t *cursors,
                   size_t nc, const char *cand) {
     ifl_tree *t = ifl_tree_new(lang, NULL);
@@ -117,34 +222,15 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
         free(out);
     }
     /* One-character edits: type 'x' at a random place, reparse, delete it,
-     * reparse. */
-    base_rng rng;
-    base_rng_seed(&rng, 7);
-    for (int i = 0; i < N; i++) {
-        size_t pos = (size_t)(base_rng_next(&rng) % len);
-        lsp_point pt = {0, 0};
-        for (size_t k = 0; k < pos; k++) {
-            if (text[k] == '\n') {
-                pt.row++;
-                pt.column = 0;
-            } else {
-                pt.column++;
-            }
-        }
-        char *nt = malloc(len + 2);
-        memcpy(nt, text, pos);
-        nt[pos] = 'x';
-        memcpy(nt + pos + 1, text + pos, len - pos + 1);
-        lsp_edit_event ev = {pos, pos, pos + 1, pt, pt, {pt.row, pt.column + 1}};
-        uint64_t a = cpu_ns();
-        ifl_tree_edit(t, &ev);
-        ifl_tree_update(t, nt, len + 1);
-        rep[i] = (double)(cpu_ns() - a) / 1e6;
-        lsp_edit_event undo = {pos, pos + 1, pos, pt, {pt.row, pt.column + 1}, pt};
-        ifl_tree_edit(t, &undo);
-        ifl_tree_update(t, text, len);
-        free(nt);
-    }
+     * reparse; on the segmented tree (the default) and on one tree for the
+     * whole buffer, the same edits. */
+    double rep_whole[N];
+    reparse_edits(t, text, len, rep, N);
+    ifl_tree *w = ifl_tree_new(lang, NULL);
+    ifl_tree_set_segment_bytes(w, 0);
+    ifl_tree_update(w, text, len);
+    reparse_edits(w, text, len, rep_whole, N);
+    ifl_tree_free(w);
     char what[96];
     snprintf(what, sizeof(what), "%s: span location", name);
     report(what, loc, N);
@@ -156,12 +242,21 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
     report(what, txt, N);
     snprintf(what, sizeof(what), "%s: reparse after 1-char edit", name);
     report(what, rep, N);
+    snprintf(what, sizeof(what), "%s: same, one tree (no segments)", name);
+    report(what, rep_whole, N);
+    printf("%s: %zu segments\n", name, ifl_tree_segment_count(t));
     printf("%s: candidate accepted %zu/%d\n", name, accepted, N);
     ifl_tree_free(t);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     base_log_set_level(BASE_LOG_WARN);
+    /* bench_syntax LANG FILE [LANG FILE ...]: real files instead. */
+    if (argc > 2) {
+        for (int i = 1; i + 1 < argc; i += 2)
+            bench_file(argv[i], argv[i + 1]);
+        return 0;
+    }
     size_t cursors[600], nc = 0, len = 0;
     const char *pyc = "total = total * 2\n    if total > limit:\n        total = limit";
     char *py = gen_python(&len, cursors, &nc, false);
