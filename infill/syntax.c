@@ -476,27 +476,48 @@ static bool ifl__closer_line_at(const char *s, size_t len, size_t ls) {
  * candidate. A lexer, not a parser: it only needs to agree with itself. */
 
 const ifl__lexdef *ifl__lexdef_for(const char *lang) {
-    static const ifl__lexdef cfam = {"//",  "/*",  "*/", true,  false,
-                                     false, false, true, false, false};
-    static const ifl__lexdef jsfam = {"//",  "/*",  "*/", true,  true,
-                                      false, false, true, false, false};
-    static const ifl__lexdef gofam = {"//",  "/*",  "*/", true,  true,
-                                      false, false, true, false, false};
-    static const ifl__lexdef rust = {"//",  "/*",  "*/", false, false,
-                                     false, false, true, false, false};
-    static const ifl__lexdef py = {"#", NULL, NULL, true, false, true, false, true, false, false};
-    static const ifl__lexdef lua = {"--", NULL, NULL, true, false, false, false, true, false, true};
-    static const ifl__lexdef sh = {"#", NULL, NULL, true, false, false, true, false, true, false};
-    static const ifl__lexdef json = {"//",  "/*",  "*/", false, false,
-                                     false, false, true, false, false};
+    static const ifl__lexdef cfam = {.line_comment = "//",
+                                     .block_open = "/*",
+                                     .block_close = "*/",
+                                     .squote = true,
+                                     .parens = true};
+    static const ifl__lexdef java = {.line_comment = "//",
+                                     .block_open = "/*",
+                                     .block_close = "*/",
+                                     .squote = true,
+                                     .triple = true,
+                                     .parens = true};
+    static const ifl__lexdef jsfam = {.line_comment = "//",
+                                      .block_open = "/*",
+                                      .block_close = "*/",
+                                      .squote = true,
+                                      .backtick = true,
+                                      .parens = true};
+    /* Rust strings may span lines; '"' is a char literal, 'a a lifetime. */
+    static const ifl__lexdef rust = {.line_comment = "//",
+                                     .block_open = "/*",
+                                     .block_close = "*/",
+                                     .parens = true,
+                                     .ml_quotes = true,
+                                     .char_lits = true};
+    static const ifl__lexdef py = {
+        .line_comment = "#", .squote = true, .triple = true, .parens = true};
+    /* tree-sitter-lua reads a quoted string over line breaks. */
+    static const ifl__lexdef lua = {
+        .line_comment = "--", .squote = true, .parens = true, .ml_quotes = true, .lua_long = true};
+    static const ifl__lexdef sh = {
+        .line_comment = "#", .squote = true, .hash_at_word = true, .ml_quotes = true};
+    static const ifl__lexdef json = {
+        .line_comment = "//", .block_open = "/*", .block_close = "*/", .parens = true};
     if (!lang)
         return NULL;
-    if (!strcmp(lang, "c") || !strcmp(lang, "cpp") || !strcmp(lang, "java"))
+    if (!strcmp(lang, "c") || !strcmp(lang, "cpp"))
         return &cfam;
-    if (!strcmp(lang, "javascript") || !strcmp(lang, "typescript") || !strcmp(lang, "tsx"))
+    if (!strcmp(lang, "java"))
+        return &java;
+    if (!strcmp(lang, "javascript") || !strcmp(lang, "typescript") || !strcmp(lang, "tsx") ||
+        !strcmp(lang, "go"))
         return &jsfam;
-    if (!strcmp(lang, "go"))
-        return &gofam;
     if (!strcmp(lang, "rust"))
         return &rust;
     if (!strcmp(lang, "python"))
@@ -562,6 +583,22 @@ void ifl__lex_run(const ifl__lexdef *d, ifl__lex *lx, const char *s, size_t n) {
                 i += 2;
             } else if (c == '"') {
                 lx->st = IFL__LX_DQ;
+            } else if (c == '\'' && d->char_lits) {
+                /* A character literal ('x', '"', '\n', '\u{1F600}', one UTF-8
+                 * character) is skipped; a quote that closes none is a
+                 * lifetime ('a) and means nothing here. */
+                size_t k = i + 1;
+                if (k < n && s[k] == '\\') {
+                    k += 2;
+                    while (k < n && k < i + 12 && s[k] != '\'' && s[k] != '\n')
+                        k++;
+                } else if (k < n) {
+                    k++;
+                    while (k < n && ((unsigned char)s[k] & 0xC0) == 0x80)
+                        k++;
+                }
+                if (k < n && s[k] == '\'')
+                    i = k;
             } else if (c == '\'' && d->squote) {
                 lx->st = IFL__LX_SQ;
             } else if (c == '`' && d->backtick) {

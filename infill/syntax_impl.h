@@ -62,6 +62,7 @@ typedef struct ifl__lexdef {
     bool parens;       /* count () (shell `case` patterns have lone ')') */
     bool ml_quotes;    /* '...' and "..." may span lines (shell) */
     bool lua_long;     /* Lua long brackets: --[==[ comments ]==] and [==[ strings ]==] */
+    bool char_lits;    /* 'c' is a character literal, 'a a lifetime (Rust) */
 } ifl__lexdef;
 
 typedef enum ifl__lexstate {
