@@ -607,7 +607,8 @@ static ifl__cut_state ifl__cut_check(const ifl_tree *t, const char *s, size_t le
      * return type or template header on its own line, JSX text in column
      * 0), or code being typed; the caller merges only when that mends it. */
     uint32_t err_end = 0;
-    if (ifl__last_error(la, &err_end) && a->start + err_end >= ls)
+    /* (From the root: a segment that does not parse at all is one ERROR.) */
+    if (ifl__last_error(ra, &err_end) && a->start + err_end >= ls)
         return IFL__CUT_TREE;
     return IFL__CUT_OK;
 }
