@@ -81,6 +81,14 @@ static TSQuery *ifl__spans_query(const char *lang, const TSLanguage *ts) {
     return q;
 }
 
+/* Languages kept as one tree: JSON is one value; tree-sitter-bash parses
+ * some lines differently depending on the code before them (a line after
+ * assignments), so a shell script cut in two may not read as a whole one
+ * does, and shell scripts are small enough to reparse whole. */
+static bool ifl__segmented(const char *lang) {
+    return strcmp(lang, "json") != 0 && strcmp(lang, "bash") != 0;
+}
+
 /* ---- life cycle ----------------------------------------------------------------- */
 
 ifl_tree *ifl_tree_new(const char *language, base_status *err) {
@@ -103,8 +111,7 @@ ifl_tree *ifl_tree_new(const char *language, base_status *err) {
     for (size_t i = 0; i < gr_language_count(); i++)
         if (strcmp(gr_language_name(i), language) == 0)
             t->lang = gr_language_name(i);
-    /* JSON is one value: nothing to cut. */
-    t->seg_bytes = strcmp(t->lang, "json") == 0 ? 0 : IFL__SEG_BYTES;
+    t->seg_bytes = ifl__segmented(t->lang) ? IFL__SEG_BYTES : 0;
     t->parser = ts_parser_new();
     t->qc = ts_query_cursor_new();
     if (!t->parser || !t->qc || !ts_parser_set_language(t->parser, ts)) {
@@ -156,7 +163,7 @@ void ifl_tree_free(ifl_tree *t) {
 const char *ifl_tree_language(const ifl_tree *t) { return t ? t->lang : NULL; }
 
 void ifl_tree_set_segment_bytes(ifl_tree *t, size_t bytes) {
-    if (!t || strcmp(t->lang, "json") == 0)
+    if (!t || !ifl__segmented(t->lang))
         return;
     t->seg_bytes = bytes;
     t->rebuild = true;
@@ -223,22 +230,11 @@ static bool ifl__wordc(char c) {
 static bool ifl__starts_construct(const char *lang, const char *s, size_t len, size_t ls) {
     if (ls >= len)
         return false;
-    /* Shell: tree-sitter-bash joins a line to some commands before it
-     * (assignments) that the shell would not; cut only after a blank line. */
-    if (strcmp(lang, "bash") == 0) {
-        size_t p = ls > 0 ? ls - 1 : 0; /* the '\n' ending the line before */
-        size_t q = p;
-        while (q > 0 && s[q - 1] != '\n' &&
-               (s[q - 1] == ' ' || s[q - 1] == '\t' || s[q - 1] == '\r'))
-            q--;
-        if (ls == 0 || !(q == 0 || s[q - 1] == '\n'))
-            return false;
-    }
     char c = s[ls];
     if (c == '#') {
         /* C-family preprocessor lines and Rust attributes; a comment in
-         * Python and Bash. */
-        return strcmp(lang, "python") != 0 && strcmp(lang, "bash") != 0;
+         * Python. */
+        return strcmp(lang, "python") != 0;
     }
     if (c == '/' || c == '-') /* comments (and operators) */
         return false;
@@ -262,24 +258,20 @@ static bool ifl__starts_construct(const char *lang, const char *s, size_t len, s
 }
 
 /* The bracket lexer run line by line: where comments and strings are, and
- * for shell scripts here-documents, whose lines are text. */
+ * for C and C++ preprocessor conditionals. */
 typedef struct ifl__lexpos {
     const ifl__lexdef *d; /* NULL: no lexer rules, always code */
     ifl__lex lx;
-    bool shell;
     bool cpp;            /* C and C++: preprocessor conditionals nest */
     int depth;           /* #if / #ifdef / #ifndef open */
     const char *doc;     /* the buffer, to place lines */
     size_t skip1, skip2; /* the include guard's lines: not counted */
-    char heredoc[64];    /* terminator of the open here-document; "" when none */
-    bool heredoc_tabs;   /* <<- : the terminator may be indented with tabs */
 } ifl__lexpos;
 
 static void ifl__lexpos_init(ifl__lexpos *p, const char *lang) {
     memset(p, 0, sizeof(*p));
     p->skip1 = p->skip2 = SIZE_MAX;
     p->d = ifl__lexdef_for(lang);
-    p->shell = strcmp(lang, "bash") == 0;
     p->cpp = strcmp(lang, "c") == 0 || strcmp(lang, "cpp") == 0;
 }
 
@@ -306,66 +298,25 @@ static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
         p->depth--;
 }
 
-/* A here-document opened on the line [s, s + n): `<<WORD`, `<<-WORD`,
- * `<< 'WORD'`, `<<"WORD"` (not the here-string `<<<`). */
-static void ifl__heredoc_open(ifl__lexpos *p, const char *s, size_t n) {
-    for (size_t i = 0; i + 2 < n; i++) {
-        if (s[i] != '<' || s[i + 1] != '<' || s[i + 2] == '<' || (i > 0 && s[i - 1] == '<'))
-            continue;
-        size_t j = i + 2;
-        bool tabs = j < n && s[j] == '-';
-        if (tabs)
-            j++;
-        while (j < n && (s[j] == ' ' || s[j] == '\t'))
-            j++;
-        if (j < n && (s[j] == '\'' || s[j] == '"' || s[j] == '\\'))
-            j++;
-        size_t k = j;
-        while (k < n && ifl__wordc(s[k]) && k - j + 1 < sizeof(p->heredoc))
-            k++;
-        if (k > j) {
-            memcpy(p->heredoc, s + j, k - j);
-            p->heredoc[k - j] = 0;
-            p->heredoc_tabs = tabs;
-        }
-        i = k > i ? k - 1 : i;
-    }
-}
-
 static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
     if (!p->d)
         return;
-    if (!p->shell && !p->cpp) {
+    if (!p->cpp) {
         ifl__lex_run(p->d, &p->lx, s, n);
         return;
     }
     for (size_t a = 0; a < n;) {
         const char *nl = memchr(s + a, '\n', n - a);
         size_t b = nl ? (size_t)(nl - s) + 1 : n;
-        if (p->heredoc[0]) {
-            size_t x = a, e = b;
-            while (p->heredoc_tabs && x < e && s[x] == '\t')
-                x++;
-            while (e > x && (s[e - 1] == '\n' || s[e - 1] == '\r'))
-                e--;
-            size_t k = strlen(p->heredoc);
-            if (e - x == k && memcmp(s + x, p->heredoc, k) == 0)
-                p->heredoc[0] = 0;
-        } else {
-            bool code = p->lx.st == IFL__LX_CODE;
-            if (code && p->cpp)
-                ifl__cond_line(p, s + a, b - a);
-            ifl__lex_run(p->d, &p->lx, s + a, b - a);
-            if (code && p->shell)
-                ifl__heredoc_open(p, s + a, b - a);
-        }
+        if (p->lx.st == IFL__LX_CODE)
+            ifl__cond_line(p, s + a, b - a);
+        ifl__lex_run(p->d, &p->lx, s + a, b - a);
         a = b;
     }
 }
 
 static bool ifl__lexpos_in_code(const ifl__lexpos *p) {
-    return !p->d ||
-           (!p->heredoc[0] && (p->lx.st == IFL__LX_CODE || p->lx.st == IFL__LX_LINE_COMMENT));
+    return !p->d || p->lx.st == IFL__LX_CODE || p->lx.st == IFL__LX_LINE_COMMENT;
 }
 
 /* In code with no bracket or preprocessor conditional left open. */
@@ -581,12 +532,10 @@ static ifl__cut_state ifl__cut_check(const ifl_tree *t, const char *s, size_t le
     TSNode la = ts_node_child(ra, na - 1);
     /* The lexer needs a start in code: in an error-free tree, the deepest
      * last node of la that is not a comment or string (node boundaries
-     * outside those are in code); otherwise, and for shell scripts, whose
-     * here-documents the tree does not delimit when unterminated, the
-     * segment's start (a broken tree may have read an unclosed comment as
-     * code). */
+     * outside those are in code); otherwise the segment's start (a broken
+     * tree may have read an unclosed comment as code). */
     size_t from = 0;
-    if (strcmp(t->lang, "bash") != 0 && !ts_node_has_error(ra)) {
+    if (!ts_node_has_error(ra)) {
         TSNode n = la;
         while (ts_node_child_count(n) > 0 && !ts_node_has_error(n)) {
             const char *ty = ts_node_type(n);
