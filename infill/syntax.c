@@ -701,10 +701,11 @@ static base_status ifl__errors_window(ifl_tree *t, const char *s, size_t ws, siz
         memcpy(buf + (hs - ws), ins, ins_len);
     memcpy(buf + (hs - ws) + ins_len, s + he, we - he);
     buf[nlen] = 0;
-    TSTree *nt = ts_parser_parse_string(t->parser, NULL, buf, (uint32_t)nlen);
+    base_status st = BASE_OK;
+    TSTree *nt = ifl__parse(t->parser, NULL, buf, (uint32_t)nlen, &st);
     free(buf);
     if (!nt)
-        return BASE_ERR_NOMEM;
+        return st;
     *errors = ifl__count_errors_in(ts_tree_root_node(nt), hs - ws, hs - ws + ins_len, inside);
     ts_tree_delete(nt);
     return BASE_OK;
@@ -771,11 +772,12 @@ static base_status ifl__errors_with(ifl_tree *t, const char *s, size_t hs, size_
     }
     TSInputEdit e = {(uint32_t)rs, (uint32_t)re, (uint32_t)(rs + ins_len), sp, op, np};
     ts_tree_edit(copy, &e);
-    TSTree *nt = ts_parser_parse_string(t->parser, copy, buf, (uint32_t)nlen);
+    base_status st = BASE_OK;
+    TSTree *nt = ifl__parse(t->parser, copy, buf, (uint32_t)nlen, &st);
     ts_tree_delete(copy);
     free(buf);
     if (!nt)
-        return BASE_ERR_NOMEM;
+        return st;
     *errors = ifl__count_errors_in(ts_tree_root_node(nt), rs, rs + ins_len, inside);
     ts_tree_delete(nt);
     return BASE_OK;

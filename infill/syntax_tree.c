@@ -89,6 +89,61 @@ static bool ifl__segmented(const char *lang) {
     return strcmp(lang, "json") != 0 && strcmp(lang, "bash") != 0;
 }
 
+typedef struct ifl__strin {
+    const char *s;
+    uint32_t n;
+} ifl__strin;
+
+static const char *ifl__read(void *payload, uint32_t byte, TSPoint pt, uint32_t *bytes_read) {
+    (void)pt;
+    const ifl__strin *in = payload;
+    if (byte >= in->n) {
+        *bytes_read = 0;
+        return "";
+    }
+    *bytes_read = in->n - byte;
+    return in->s + byte;
+}
+
+/* ---- parsing with a time budget ----------------------------------------------------
+ * Some grammars take pathological time on some broken text (tree-sitter-
+ * typescript spends minutes on a 124-byte fragment the edit fuzzer found), and
+ * the daemon parses on its event loop: every parse gets a budget of ten times
+ * what a parse of that size normally takes, and gives up past it. */
+
+typedef struct ifl__budget {
+    uint64_t deadline_ns;
+    bool expired;
+} ifl__budget;
+
+static bool ifl__over_budget(TSParseState *state) {
+    ifl__budget *b = state->payload;
+    if (!b->expired && base_now_ns() > b->deadline_ns)
+        b->expired = true;
+    return b->expired;
+}
+
+TSTree *ifl__parse(TSParser *parser, const TSTree *old, const char *text, uint32_t len,
+                   base_status *st) {
+    /* 100 ms, plus 2 ms per KiB: parses run at 0.1-0.3 ms per KiB. */
+    ifl__budget b = {base_now_ns() + (100 + 2 * (uint64_t)(len / 1024)) * 1000000u, false};
+    TSParseOptions o = {.payload = &b, .progress_callback = ifl__over_budget};
+    ifl__strin si = {text, len};
+    TSInput input = {&si, ifl__read, TSInputEncodingUTF8, NULL};
+    TSTree *t = ts_parser_parse_with_options(parser, old, input, o);
+    if (!t) {
+        /* Start the next parse afresh, not from where this one stopped. */
+        ts_parser_reset(parser);
+        if (st)
+            *st = b.expired ? BASE_ERR_TIMEOUT : BASE_ERR_NOMEM;
+        if (b.expired)
+            BASE_LOGW(IFL__MOD, "parse of %u bytes gave up after its time budget", len);
+    } else if (st) {
+        *st = BASE_OK;
+    }
+    return t;
+}
+
 /* ---- life cycle ----------------------------------------------------------------- */
 
 ifl_tree *ifl_tree_new(const char *language, base_status *err) {
@@ -457,10 +512,11 @@ static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     ifl__seg *g = &t->segs[i];
     char *copy = NULL;
     const char *text = ifl__parse_text(t, s, g->start, g->len, &copy);
-    TSTree *nt = text ? ts_parser_parse_string(t->parser, g->tree, text, (uint32_t)g->len) : NULL;
+    base_status st = BASE_ERR_NOMEM;
+    TSTree *nt = text ? ifl__parse(t->parser, g->tree, text, (uint32_t)g->len, &st) : NULL;
     free(copy);
     if (!nt)
-        return BASE_ERR_NOMEM;
+        return st;
     if (g->tree)
         ts_tree_delete(g->tree);
     g->tree = nt;
@@ -684,11 +740,12 @@ static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, bool *
                                  : end.column + (uint32_t)b->len};
     TSInputEdit ed = {(uint32_t)a->len, (uint32_t)a->len, (uint32_t)n, end, end, nend};
     ts_tree_edit(trial, &ed);
-    TSTree *nt = ts_parser_parse_string(t->parser, trial, text, (uint32_t)n);
+    base_status st = BASE_OK;
+    TSTree *nt = ifl__parse(t->parser, trial, text, (uint32_t)n, &st);
     ts_tree_delete(trial);
     free(copy);
     if (!nt)
-        return BASE_ERR_NOMEM;
+        return st == BASE_ERR_TIMEOUT ? BASE_OK : st; /* no mend that can be seen */
     size_t apart = ifl__count_errors_in(ts_tree_root_node(a->tree), 0, 0, NULL) +
                    ifl__count_errors_in(ts_tree_root_node(b->tree), 0, 0, NULL);
     *mends = ifl__count_errors_in(ts_tree_root_node(nt), 0, 0, NULL) < apart;
