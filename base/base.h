@@ -57,12 +57,18 @@ void base_log_set_level(base_log_level level);
 base_log_level base_log_get_level(void);
 /* Opens (appends to) path; NULL means stderr. */
 base_status base_log_set_file(const char *path);
+/* "trace", "debug", ... "off"; never NULL. */
+const char *base_log_level_name(base_log_level level);
 /* Parses "trace|debug|info|warn|error|off". */
 bool base_log_level_parse(const char *s, base_log_level *out);
-/* Optional hook that receives every emitted line (e.g. for LSP $/logTrace).
- * Called with the log lock held; must not log. */
+/* Optional hook that receives every line at or above the hook level (e.g. to
+ * forward them to LSP clients), whatever the level of the file or stderr.
+ * Called on the logging thread with the log lock held; must not log. Once
+ * base_log_set_hook(NULL, NULL) returns, no call is in progress. */
 typedef void (*base_log_hook)(void *ud, base_log_level level, const char *module, const char *msg);
 void base_log_set_hook(base_log_hook hook, void *ud);
+/* The lowest level the hook receives; default info. */
+void base_log_set_hook_level(base_log_level level);
 void base_log_close(void);
 
 #if defined(__GNUC__)

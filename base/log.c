@@ -2,6 +2,7 @@
 #include "base.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -11,11 +12,18 @@ static base_log_level g_level = BASE_LOG_INFO;
 static FILE *g_file; /* NULL → stderr */
 static base_log_hook g_hook;
 static void *g_hook_ud;
+/* Read without the lock on every call: a line below both levels costs one
+ * comparison and is never formatted. */
+static atomic_int g_hook_level = BASE_LOG_INFO;
 
 static const char *const g_level_names[] = {"trace", "debug", "info", "warn", "error", "off"};
 
 void base_log_set_level(base_log_level level) { g_level = level; }
 base_log_level base_log_get_level(void) { return g_level; }
+
+const char *base_log_level_name(base_log_level level) {
+    return level >= BASE_LOG_TRACE && level <= BASE_LOG_OFF ? g_level_names[level] : "?";
+}
 
 bool base_log_level_parse(const char *s, base_log_level *out) {
     for (size_t i = 0; i < BASE_ARRAY_LEN(g_level_names); i++) {
@@ -50,6 +58,10 @@ void base_log_set_hook(base_log_hook hook, void *ud) {
     pthread_mutex_unlock(&g_log_mu);
 }
 
+void base_log_set_hook_level(base_log_level level) {
+    atomic_store_explicit(&g_hook_level, (int)level, memory_order_relaxed);
+}
+
 void base_log_close(void) {
     pthread_mutex_lock(&g_log_mu);
     if (g_file)
@@ -60,7 +72,10 @@ void base_log_close(void) {
 }
 
 void base_logv(base_log_level level, const char *module, const char *fmt, va_list ap) {
-    if (level < g_level || level >= BASE_LOG_OFF)
+    if (level >= BASE_LOG_OFF)
+        return;
+    bool to_file = level >= g_level;
+    if (!to_file && (int)level < atomic_load_explicit(&g_hook_level, memory_order_relaxed))
         return;
     char msg[2048];
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -70,9 +85,10 @@ void base_logv(base_log_level level, const char *module, const char *fmt, va_lis
     gmtime_r(&ts.tv_sec, &tm);
     pthread_mutex_lock(&g_log_mu);
     FILE *f = g_file ? g_file : stderr;
-    fprintf(f, "%02d:%02d:%02d.%03ld %-5s %s: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
-            ts.tv_nsec / 1000000, g_level_names[level], module ? module : "-", msg);
-    if (g_hook)
+    if (to_file)
+        fprintf(f, "%02d:%02d:%02d.%03ld %-5s %s: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
+                ts.tv_nsec / 1000000, g_level_names[level], module ? module : "-", msg);
+    if (g_hook && (int)level >= atomic_load_explicit(&g_hook_level, memory_order_relaxed))
         g_hook(g_hook_ud, level, module ? module : "-", msg);
     pthread_mutex_unlock(&g_log_mu);
 }

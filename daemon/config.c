@@ -20,8 +20,9 @@ json_t *dmn_config_defaults(void) {
     json_t *ex = json_array();
     for (size_t i = 0; i < BASE_ARRAY_LEN(dmn__default_excludes); i++)
         json_array_append_new(ex, json_string(dmn__default_excludes[i]));
-    return json_pack("{s:n,s:s,s:o,s:b,s:{},s:b,s:b,s:b}", "model", "device", "auto", "exclude", ex,
-                     "excludeDefaults", 1, "languages", "enabled", 1, "partial", 0, "status", 0);
+    return json_pack("{s:n,s:s,s:o,s:b,s:{},s:b,s:b,s:b,s:s}", "model", "device", "auto", "exclude",
+                     ex, "excludeDefaults", 1, "languages", "enabled", 1, "partial", 0, "status", 0,
+                     "clientLogLevel", "warn");
 }
 
 /* Applies layer onto dst: top-level keys replace, except "languages" (merged
@@ -145,6 +146,11 @@ bool dmn_config_allows(const json_t *settings, const char *uri, const char *lang
     }
     free(path);
     return ok;
+}
+
+bool dmn_config_inline_selector(const json_t *settings, json_t **selector) {
+    (void)selector;
+    return !json_is_false(json_object_get(settings, "enabled"));
 }
 
 static char *dmn__dup(const char *s) { return s ? strdup(s) : NULL; }

@@ -24,7 +24,7 @@ typedef struct dmn_config {
     /* Effective settings shared by every session: defaults < config file <
      * command line. Always a JSON object; keys include "model", "device",
      * "languages", "exclude", "seed", "candidates", "validate", "steps", "alg",
-     * "partial", "status". Owned. */
+     * "partial", "status", "clientLogLevel". Owned. */
     json_t *settings;
     /* The config file layer alone (NULL when there is none). Owned. */
     json_t *file;
@@ -51,5 +51,12 @@ const char *dmn_config_model(const json_t *settings);
 /* May a document with this uri and language id be sent to a model, under the
  * settings' "exclude" globs and "languages" {id: {"enabled": bool}}? */
 bool dmn_config_allows(const json_t *settings, const char *uri, const char *language_id);
+
+/* Inline completion as a client registers it dynamically: false when the
+ * settings switch completions off ("enabled": false). *selector then stays
+ * NULL, i.e. every document: an LSP document filter can only include, so
+ * disabled languages and exclude globs cannot be expressed in it and are
+ * enforced by dmn_config_allows (those documents get empty answers). */
+bool dmn_config_inline_selector(const json_t *settings, json_t **selector);
 
 #endif

@@ -21,6 +21,8 @@
 #define DMN__PID_POLL_MS 500
 /* Bytes queued for a client before its session is ended. */
 #define DMN__MAX_WRITE_QUEUE (256 << 20)
+/* Log lines waiting for the loop thread before the oldest are dropped. */
+#define DMN__LOG_QUEUE 256
 
 typedef struct dmn_daemon dmn_daemon;
 
@@ -71,7 +73,50 @@ struct dmn_daemon {
     int exit_code;
     int next_progress;
     dmn__status_copy status;
+    /* Log lines from every thread to the sessions (lsp_logq_hook). */
+    lsp_logq *logq;
+    uv_async_t log_async;
+    bool log_hooked;
 };
+
+/* ---- log lines to sessions ------------------------------------------------ */
+
+/* Runs on the logging thread with the log lock held. */
+static void dmn__log_wake(void *ud) { uv_async_send(ud); }
+
+static void dmn__log_forward(void *ud, const lsp_log_line *line) {
+    dmn_daemon *d = ud;
+    for (dmn_session *s = d->sessions; s; s = s->next)
+        if (!s->closing)
+            lsp_server_log_line(s->srv, line);
+}
+
+static void dmn__on_log(uv_async_t *a) {
+    dmn_daemon *d = a->data;
+    lsp_logq_drain(d->logq, dmn__log_forward, d);
+}
+
+/* Lines below every session's level are not even formatted: the hook level
+ * follows the sessions' traces and "clientLogLevel" settings. */
+static void dmn__log_gate(dmn_daemon *d) {
+    if (!d->log_hooked)
+        return;
+    base_log_level lv = BASE_LOG_OFF;
+    for (dmn_session *s = d->sessions; s; s = s->next)
+        if (!s->closing)
+            lv = BASE_MIN(lv, lsp_server_log_wants(s->srv));
+    base_log_set_hook_level(lv);
+}
+
+/* After this no thread calls the hook, so the async handle may be closed. */
+static void dmn__log_unhook(dmn_daemon *d) {
+    if (!d->log_hooked)
+        return;
+    base_log_set_hook(NULL, NULL);
+    base_log_set_hook_level(BASE_LOG_OFF);
+    d->log_hooked = false;
+    uv_close((uv_handle_t *)&d->log_async, NULL);
+}
 
 /* ---- writing ------------------------------------------------------------ */
 
@@ -154,6 +199,7 @@ static void dmn__session_unlink_free(dmn_session *s) {
     lsp_server_free(s->srv);
     json_decref(s->overlay);
     free(s);
+    dmn__log_gate(d);
     dmn__maybe_finish(d);
 }
 
@@ -232,6 +278,7 @@ static void dmn__apply_settings(dmn_session *s) {
         }
     }
     json_decref(e);
+    dmn__log_gate(s->d);
 }
 
 /* Constant-time comparison, so the token cannot be guessed byte by byte. */
@@ -298,6 +345,11 @@ static bool dmn__hook_allow(void *ud, lsp_server *srv, const lsp_doc *doc) {
     return dmn_config_allows(lsp_server_settings(srv), lsp_doc_uri(doc), lsp_doc_language_id(doc));
 }
 
+static bool dmn__hook_inline_selector(void *ud, lsp_server *srv, json_t **selector) {
+    (void)ud;
+    return dmn_config_inline_selector(lsp_server_settings(srv), selector);
+}
+
 static dmn_session *dmn__session_new(dmn_daemon *d, bool tcp) {
     dmn_session *s = calloc(1, sizeof(*s));
     if (!s)
@@ -311,6 +363,7 @@ static dmn_session *dmn__session_new(dmn_daemon *d, bool tcp) {
         .configuration = dmn__hook_configuration,
         .allow = dmn__hook_allow,
         .initialized = dmn__hook_initialized,
+        .inline_selector = dmn__hook_inline_selector,
         .ud = s,
     };
     lsp_server_opts opts = {.max_message = d->cfg->max_message, .version = INFILLD_VERSION};
@@ -350,6 +403,7 @@ static void dmn__on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf
         base_status st = lsp_server_feed(s->srv, buf->base, (size_t)nread);
         if (st == BASE_ERR_NOMEM)
             BASE_LOGE("dmn", "out of memory reading a message");
+        dmn__log_gate(s->d); /* $/setTrace, initialize or shutdown may change it */
     }
     free(buf->base);
     if (nread < 0 && !s->closing) {
@@ -389,6 +443,7 @@ static void dmn__on_file_read(uv_fs_t *req) {
     }
     if (n > 0) {
         lsp_server_feed(s->srv, s->file_buf, (size_t)n);
+        dmn__log_gate(s->d);
         if (s->closing) {
             if (s->handles_open == 0)
                 dmn__session_unlink_free(s);
@@ -584,6 +639,7 @@ static void dmn__noop_close(uv_handle_t *h) { (void)h; }
 static void dmn__maybe_finish(dmn_daemon *d) {
     if (!d->stopping || d->sessions)
         return;
+    dmn__log_unhook(d);
     if (!uv_is_closing((uv_handle_t *)&d->sigterm))
         uv_close((uv_handle_t *)&d->sigterm, dmn__noop_close);
     if (!uv_is_closing((uv_handle_t *)&d->sigint))
@@ -704,6 +760,15 @@ int dmn_serve(dmn_config *cfg) {
         uv_loop_close(&loop);
         return 2;
     }
+    d.logq = lsp_logq_new(DMN__LOG_QUEUE, dmn__log_wake, &d.log_async);
+    if (d.logq && uv_async_init(&loop, &d.log_async, dmn__on_log) == 0) {
+        d.log_async.data = &d;
+        base_log_set_hook_level(BASE_LOG_OFF); /* until a session asks */
+        base_log_set_hook(lsp_logq_hook, d.logq);
+        d.log_hooked = true;
+    } else {
+        BASE_LOGW("dmn", "log lines will not be forwarded to clients");
+    }
     uv_signal_init(&loop, &d.sigterm);
     uv_signal_init(&loop, &d.sigint);
     d.sigterm.data = d.sigint.data = &d;
@@ -723,6 +788,7 @@ int dmn_serve(dmn_config *cfg) {
     /* The provider goes after every session has been closed. */
     dmn_provider_free(d.provider);
     uv_run(&loop, UV_RUN_DEFAULT); /* callbacks the provider's teardown queued */
+    lsp_logq_free(d.logq);
     free(d.status.model);
     free(d.status.device);
     free(d.status.state);

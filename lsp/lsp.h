@@ -129,6 +129,12 @@ typedef struct lsp_server_hooks {
     /* Optional. The `initialized` notification arrived: the session is ready
      * for server-initiated messages (e.g. the current infilld/status). */
     void (*initialized)(void *ud, lsp_server *srv);
+    /* Optional. For a client that registers inline completion dynamically:
+     * false when the current settings switch it off for the whole session
+     * (then it is unregistered). Otherwise *selector may receive a
+     * documentSelector (new reference); left NULL, every document. Without
+     * this hook inline completion is registered for every document. */
+    bool (*inline_selector)(void *ud, lsp_server *srv, json_t **selector);
 } lsp_server_hooks;
 
 typedef struct lsp_server_opts {
@@ -197,6 +203,43 @@ void lsp_server_status(lsp_server *srv, const lsp_status *st);
 enum { LSP_MSG_ERROR = 1, LSP_MSG_WARNING = 2, LSP_MSG_INFO = 3, LSP_MSG_LOG = 4 };
 void lsp_server_show_message(lsp_server *srv, int type, const char *msg);
 void lsp_server_log_message(lsp_server *srv, int type, const char *msg);
+
+/* ---- daemon log lines to clients ----------------------------------------
+ * Log lines come from any thread with the log lock held, and sessions live on
+ * the loop thread. lsp_logq_hook (a base_log_hook) copies each line into a
+ * bounded queue and rings `wake` (e.g. uv_async_send) when the queue was
+ * empty; the loop thread then drains it and hands each line to the sessions
+ * with lsp_server_log_line. A full queue drops its oldest line; the count
+ * travels with the next line drained. */
+typedef struct lsp_log_line {
+    base_log_level level;
+    const char *module;
+    const char *msg;
+    uint64_t dropped; /* lines dropped (queue full) since the previous drained line */
+} lsp_log_line;
+
+typedef struct lsp_logq lsp_logq;
+
+/* cap: lines kept (0 → 256). wake is called from the logging thread, with the
+ * log lock held; it must not log. */
+lsp_logq *lsp_logq_new(size_t cap, void (*wake)(void *ud), void *wake_ud);
+/* NULL-safe. Uninstall the hook first (base_log_set_hook(NULL, NULL)). */
+void lsp_logq_free(lsp_logq *q);
+/* The base_log_hook; ud is the lsp_logq. Lines logged while this thread is
+ * forwarding (inside lsp_logq_drain's callback) or while the server reports
+ * a session's own problem to that session are not queued. */
+void lsp_logq_hook(void *ud, base_log_level level, const char *module, const char *msg);
+/* Calls fn for every queued line, oldest first, on the calling thread;
+ * returns how many. Pointers in line are valid during the call only. */
+size_t lsp_logq_drain(lsp_logq *q, void (*fn)(void *ud, const lsp_log_line *line), void *ud);
+/* Sends line to the client when the session admits it: as $/logTrace while
+ * the trace is "messages" (info and above) or "verbose" (every level), and as
+ * window/logMessage at or above the "clientLogLevel" setting (default warn).
+ * Nothing before initialize or after shutdown. */
+void lsp_server_log_line(lsp_server *srv, const lsp_log_line *line);
+/* The lowest level this session forwards (BASE_LOG_OFF: none), for
+ * base_log_set_hook_level. */
+base_log_level lsp_server_log_wants(const lsp_server *srv);
 
 /* Work-done progress (window/workDoneProgress/create + $/progress), e.g. while
  * a model loads. Silently does nothing when the client lacks

@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "lsp.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +102,12 @@ typedef struct lsp__pending {
 } lsp__pending;
 
 /* A request we sent to the client. */
-typedef enum lsp__out_kind { LSP__OUT_APPLY_EDIT, LSP__OUT_PROGRESS_CREATE } lsp__out_kind;
+typedef enum lsp__out_kind {
+    LSP__OUT_APPLY_EDIT,
+    LSP__OUT_PROGRESS_CREATE,
+    LSP__OUT_REGISTER,   /* handle: the registration's serial */
+    LSP__OUT_UNREGISTER, /* handle: the registration's serial */
+} lsp__out_kind;
 typedef struct lsp__outreq {
     struct lsp__outreq *next;
     int64_t id;
@@ -132,6 +138,16 @@ struct lsp_server {
     json_t *settings;
     int64_t process_id;
     bool cap_progress, cap_apply_edit, cap_resolve_edit;
+    bool cap_inline_dynamic; /* textDocument.inlineCompletion.dynamicRegistration */
+    /* The dynamic inline completion registration, when one is in force (or
+     * sent and not refused). */
+    struct {
+        bool active;
+        int serial;
+        json_t *selector; /* as registered (owned; json null = every document) */
+        bool refusal_shown;
+    } reg;
+    base_log_level client_log; /* "clientLogLevel": window/logMessage from this level */
     lsp__pending *pending;
     lsp_token next_token;
     lsp__outreq *outreqs;
@@ -142,6 +158,11 @@ struct lsp_server {
     char perr[256];
     bool shutdown_requested; /* shutdown answered: exit code 0 */
 };
+
+/* Set while this thread forwards log lines to clients, or reports a
+ * session's own problem to it: lines logged meanwhile are not queued for
+ * forwarding (no recursion, no copy of a message the session already got). */
+static _Thread_local bool lsp__log_quiet;
 
 /* ---- output ------------------------------------------------------------- */
 
@@ -272,7 +293,10 @@ static void lsp__logmsg(lsp_server *s, int type, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    bool was = lsp__log_quiet;
+    lsp__log_quiet = true;
     BASE_LOGW("lsp", "%s", msg);
+    lsp__log_quiet = was;
     lsp_server_log_message(s, type, msg);
 }
 
@@ -458,6 +482,7 @@ lsp_server *lsp_server_new(const lsp_server_hooks *hooks, const lsp_provider_i *
     s->framer = lsp_framer_new(opts ? opts->max_message : 0);
     s->docs = lsp_doc_store_new();
     s->settings = json_object();
+    s->client_log = BASE_LOG_WARN;
     s->version = strdup(opts && opts->version ? opts->version : "0");
     if (!s->framer || !s->docs || !s->settings || !s->version)
         goto fail_server;
@@ -502,6 +527,7 @@ void lsp_server_free(lsp_server *srv) {
     lsp_doc_store_free(srv->docs);
     lsp_framer_free(srv->framer);
     json_decref(srv->settings);
+    json_decref(srv->reg.selector);
     base_buf_deinit(&srv->out);
     free(srv->version);
     free(srv);
@@ -517,12 +543,18 @@ lsp_pos_encoding lsp_server_encoding(const lsp_server *srv) {
 lsp_doc_store *lsp_server_docs(lsp_server *srv) { return srv ? srv->docs : NULL; }
 int64_t lsp_server_process_id(const lsp_server *srv) { return srv ? srv->process_id : 0; }
 
+static void lsp__sync_registration(lsp_server *s);
+
 void lsp_server_set_settings(lsp_server *srv, json_t *settings) {
     if (!srv || !json_is_object(settings))
         return;
     json_incref(settings);
     json_decref(srv->settings);
     srv->settings = settings;
+    base_log_level lv;
+    const char *cl = json_string_value(json_object_get(settings, "clientLogLevel"));
+    srv->client_log = cl && base_log_level_parse(cl, &lv) ? lv : BASE_LOG_WARN;
+    lsp__sync_registration(srv);
 }
 
 const json_t *lsp_server_settings(const lsp_server *srv) { return srv ? srv->settings : NULL; }
@@ -604,6 +636,9 @@ static void lsp__on_initialize(lsp_server *s, json_t *id, json_t *params) {
         json_is_true(json_object_get(json_object_get(caps, "window"), "workDoneProgress"));
     s->cap_apply_edit =
         json_is_true(json_object_get(json_object_get(caps, "workspace"), "applyEdit"));
+    s->cap_inline_dynamic = json_is_true(
+        json_object_get(json_object_get(json_object_get(caps, "textDocument"), "inlineCompletion"),
+                        "dynamicRegistration"));
     {
         json_t *props = json_object_get(
             json_object_get(json_object_get(json_object_get(caps, "textDocument"), "codeAction"),
@@ -646,6 +681,10 @@ static void lsp__on_initialize(lsp_server *s, json_t *id, json_t *params) {
                   "codeActionProvider", "codeActionKinds", "refactor.rewrite", "resolveProvider", 1,
                   "executeCommandProvider", "commands", "infilld.regenerate", "infilld.accepted",
                   "experimental", "infilld", "partial", 1, "status", 1, "viewFileText", 1);
+    /* A client that registers inline completion dynamically gets it through
+     * client/registerCapability after `initialized` instead (LSP 3.18). */
+    if (s->cap_inline_dynamic)
+        json_object_del(caps_out, "inlineCompletionProvider");
     lsp__respond(s, id,
                  json_pack("{s:o,s:{s:s,s:s}}", "capabilities", caps_out, "serverInfo", "name",
                            "infilld", "version", s->version));
@@ -1408,6 +1447,230 @@ void lsp_server_progress_end(lsp_server *srv, int handle, const char *message) {
     }
 }
 
+/* ---- dynamic registration of inline completion ------------------------------------- */
+
+static void lsp__reg_id(int serial, char *buf, size_t n) {
+    snprintf(buf, n, "infilld-inline-completion-%d", serial);
+}
+
+/* Brings the client's registration in line with the settings: registers
+ * when wanted and absent, unregisters when switched off, and does both when
+ * the document selector changed. Only for clients that asked for dynamic
+ * registration, and only between `initialized` and shutdown. */
+static void lsp__sync_registration(lsp_server *s) {
+    if (!s->cap_inline_dynamic || !s->initialized_note || s->state != LSP__RUNNING)
+        return;
+    json_t *sel = NULL;
+    bool want = !s->hooks.inline_selector || s->hooks.inline_selector(s->hooks.ud, s, &sel);
+    if (!sel)
+        sel = json_null();
+    if (!want) {
+        json_decref(sel);
+        sel = NULL;
+    }
+    char id[64];
+    if (s->reg.active && (!want || !json_equal(sel, s->reg.selector))) {
+        lsp__reg_id(s->reg.serial, id, sizeof(id));
+        lsp__request(s, "client/unregisterCapability",
+                     json_pack("{s:[{s:s,s:s}]}", "unregisterations", "id", id, "method",
+                               "textDocument/inlineCompletion"),
+                     LSP__OUT_UNREGISTER, s->reg.serial);
+        s->reg.active = false;
+        json_decref(s->reg.selector);
+        s->reg.selector = NULL;
+    }
+    if (want && !s->reg.active) {
+        s->reg.active = true;
+        s->reg.serial++;
+        s->reg.selector = json_incref(sel);
+        lsp__reg_id(s->reg.serial, id, sizeof(id));
+        lsp__request(s, "client/registerCapability",
+                     json_pack("{s:[{s:s,s:s,s:{s:O}}]}", "registrations", "id", id, "method",
+                               "textDocument/inlineCompletion", "registerOptions",
+                               "documentSelector", sel),
+                     LSP__OUT_REGISTER, s->reg.serial);
+    }
+    json_decref(sel);
+}
+
+/* The client answered registerCapability with an error. There is no static
+ * provider to fall back to after initialize, so the user is told once. */
+static void lsp__registration_refused(lsp_server *s, int serial, json_t *err) {
+    const char *why = json_string_value(json_object_get(err, "message"));
+    if (serial == s->reg.serial) {
+        s->reg.active = false;
+        json_decref(s->reg.selector);
+        s->reg.selector = NULL;
+    }
+    bool was = lsp__log_quiet;
+    lsp__log_quiet = true;
+    BASE_LOGW("lsp", "the client refused to register inline completion: %s", why ? why : "?");
+    lsp__log_quiet = was;
+    if (!s->reg.refusal_shown) {
+        s->reg.refusal_shown = true;
+        char msg[512];
+        snprintf(msg, sizeof(msg),
+                 "infilld: the editor refused to register inline completion (%s); inline "
+                 "completions are off for this session",
+                 why ? why : "no reason given");
+        lsp_server_show_message(s, LSP_MSG_WARNING, msg);
+    }
+}
+
+/* ---- daemon log lines ------------------------------------------------------------------ */
+
+typedef struct lsp__logent {
+    base_log_level level;
+    char module[24];
+    char *msg; /* owned */
+} lsp__logent;
+
+struct lsp_logq {
+    pthread_mutex_t mu;
+    lsp__logent *ring; /* cap entries; n of them from head on are queued */
+    size_t cap, head, n;
+    uint64_t dropped; /* since the last drained line */
+    void (*wake)(void *ud);
+    void *wake_ud;
+};
+
+lsp_logq *lsp_logq_new(size_t cap, void (*wake)(void *ud), void *wake_ud) {
+    lsp_logq *q = calloc(1, sizeof(*q));
+    if (!q)
+        return NULL;
+    q->cap = cap ? cap : 256;
+    q->ring = calloc(q->cap, sizeof(*q->ring));
+    if (!q->ring || pthread_mutex_init(&q->mu, NULL) != 0) {
+        free(q->ring);
+        free(q);
+        return NULL;
+    }
+    q->wake = wake;
+    q->wake_ud = wake_ud;
+    return q;
+}
+
+void lsp_logq_free(lsp_logq *q) {
+    if (!q)
+        return;
+    for (size_t i = 0; i < q->n; i++)
+        free(q->ring[(q->head + i) % q->cap].msg);
+    pthread_mutex_destroy(&q->mu);
+    free(q->ring);
+    free(q);
+}
+
+void lsp_logq_hook(void *ud, base_log_level level, const char *module, const char *msg) {
+    lsp_logq *q = ud;
+    if (!q || lsp__log_quiet)
+        return;
+    /* Copied before taking the queue lock: it is held only for a few stores. */
+    char *copy = strdup(msg ? msg : "");
+    pthread_mutex_lock(&q->mu);
+    bool was_empty = q->n == 0;
+    if (!copy) {
+        q->dropped++;
+    } else {
+        if (q->n == q->cap) { /* full: the oldest line goes */
+            free(q->ring[q->head].msg);
+            q->head = (q->head + 1) % q->cap;
+            q->n--;
+            q->dropped++;
+        }
+        lsp__logent *e = &q->ring[(q->head + q->n) % q->cap];
+        e->level = level;
+        snprintf(e->module, sizeof(e->module), "%s", module ? module : "-");
+        e->msg = copy;
+        q->n++;
+    }
+    pthread_mutex_unlock(&q->mu);
+    if (was_empty && copy && q->wake)
+        q->wake(q->wake_ud);
+}
+
+size_t lsp_logq_drain(lsp_logq *q, void (*fn)(void *ud, const lsp_log_line *line), void *ud) {
+    if (!q)
+        return 0;
+    size_t done = 0;
+    bool was = lsp__log_quiet;
+    lsp__log_quiet = true;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        if (q->n == 0) {
+            pthread_mutex_unlock(&q->mu);
+            break;
+        }
+        lsp__logent e = q->ring[q->head];
+        q->ring[q->head].msg = NULL;
+        q->head = (q->head + 1) % q->cap;
+        q->n--;
+        lsp_log_line line = {
+            .level = e.level, .module = e.module, .msg = e.msg, .dropped = q->dropped};
+        q->dropped = 0;
+        pthread_mutex_unlock(&q->mu);
+        if (fn)
+            fn(ud, &line);
+        free(e.msg);
+        done++;
+    }
+    lsp__log_quiet = was;
+    return done;
+}
+
+/* $/logTrace carries info and above with "messages", everything with "verbose". */
+static base_log_level lsp__trace_level(const lsp_server *s) {
+    return s->trace == LSP__TRACE_VERBOSE    ? BASE_LOG_TRACE
+           : s->trace == LSP__TRACE_MESSAGES ? BASE_LOG_INFO
+                                             : BASE_LOG_OFF;
+}
+
+base_log_level lsp_server_log_wants(const lsp_server *srv) {
+    if (!srv || srv->state != LSP__RUNNING)
+        return BASE_LOG_OFF;
+    return BASE_MIN(lsp__trace_level(srv), srv->client_log);
+}
+
+void lsp_server_log_line(lsp_server *srv, const lsp_log_line *line) {
+    if (!srv || !line || !line->msg || srv->state != LSP__RUNNING)
+        return;
+    bool trace = line->level >= lsp__trace_level(srv);
+    bool logmsg = line->level >= srv->client_log;
+    if (!trace && !logmsg)
+        return;
+    char note[64] = "";
+    if (line->dropped)
+        snprintf(note, sizeof(note), " (%llu earlier log lines dropped)",
+                 (unsigned long long)line->dropped);
+    bool was = lsp__log_quiet;
+    lsp__log_quiet = true;
+    if (trace) {
+        char *m = NULL;
+        size_t ml = 0;
+        base_buf b;
+        base_buf_init(&b);
+        if (base_buf_printf(&b, "[%s] %s: %s%s", base_log_level_name(line->level),
+                            line->module ? line->module : "-", line->msg, note) == BASE_OK)
+            m = base_buf_steal(&b, &ml);
+        base_buf_deinit(&b);
+        if (m)
+            lsp__notify(srv, "$/logTrace", json_pack("{s:o}", "message", lsp__str(m, ml)));
+        free(m);
+    }
+    if (logmsg) {
+        int type = line->level >= BASE_LOG_ERROR  ? LSP_MSG_ERROR
+                   : line->level == BASE_LOG_WARN ? LSP_MSG_WARNING
+                   : line->level == BASE_LOG_INFO ? LSP_MSG_INFO
+                                                  : LSP_MSG_LOG;
+        base_buf b;
+        base_buf_init(&b);
+        if (base_buf_printf(&b, "%s: %s%s", line->module ? line->module : "-", line->msg, note) ==
+            BASE_OK)
+            lsp_server_log_message(srv, type, b.data);
+        base_buf_deinit(&b);
+    }
+    lsp__log_quiet = was;
+}
+
 /* ---- dispatch ----------------------------------------------------------------------- */
 
 static void lsp__on_response(lsp_server *s, json_t *msg) {
@@ -1430,6 +1693,10 @@ static void lsp__on_response(lsp_server *s, json_t *msg) {
     bool ok = json_object_get(msg, "error") == NULL;
     if (o->kind == LSP__OUT_PROGRESS_CREATE)
         lsp__progress_created(s, o->handle, ok);
+    else if (o->kind == LSP__OUT_REGISTER && !ok)
+        lsp__registration_refused(s, o->handle, json_object_get(msg, "error"));
+    else if (o->kind == LSP__OUT_UNREGISTER && !ok)
+        BASE_LOGD("lsp", "the client refused to unregister inline completion");
     else if (o->kind == LSP__OUT_APPLY_EDIT &&
              (!ok || !json_is_true(json_object_get(json_object_get(msg, "result"), "applied"))))
         BASE_LOGI("lsp", "the client did not apply a regenerated selection");
@@ -1497,11 +1764,12 @@ static void lsp__notification(lsp_server *s, const char *m, json_t *params) {
     }
     lsp__trace_in(s, m, NULL, params);
     if (strcmp(m, "initialized") == 0) {
-        if (!s->initialized_note && s->hooks.initialized) {
+        if (!s->initialized_note) {
             s->initialized_note = true;
-            s->hooks.initialized(s->hooks.ud, s);
+            if (s->hooks.initialized)
+                s->hooks.initialized(s->hooks.ud, s);
+            lsp__sync_registration(s);
         }
-        s->initialized_note = true;
     } else if (strcmp(m, "textDocument/didOpen") == 0) {
         lsp__on_did_open(s, params);
     } else if (strcmp(m, "textDocument/didChange") == 0) {

@@ -166,6 +166,7 @@ static base_status fake_configure(void *ud, const json_t *settings) {
     fp->model = m ? strdup(m) : NULL;
     if (!m)
         return BASE_OK;
+    BASE_LOGI("fake", "model set to %s", m); /* an info line for log forwarding tests */
     int h = dmn_host_progress_begin(fp->host, "Loading model", m);
     lsp_status st = {.model = m, .device = "cpu", .state = "loading", .last_latency_ms = -1};
     dmn_host_status(fp->host, &st);

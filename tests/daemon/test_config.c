@@ -60,6 +60,23 @@ int main(void) {
     io = json_pack("{s:{s:b}}", "infilld", "enabled", 0);
     e = dmn_config_effective(&cfg, io);
     CHECK(!dmn_config_allows(e, "file:///a/main.py", "python"));
+    /* Switched off: inline completion is not registered at all. */
+    json_t *sel = NULL;
+    CHECK(!dmn_config_inline_selector(e, &sel));
+    CHECK(sel == NULL);
+    json_decref(e);
+    json_decref(io);
+    /* clientLogLevel: warn by default; a session's value wins over it, and a
+     * disabled language still registers for every document (no negation in
+     * an LSP document filter). */
+    e = dmn_config_effective(&cfg, NULL);
+    CHECK_STR(json_string_value(json_object_get(e, "clientLogLevel")), "warn");
+    json_decref(e);
+    io = json_pack("{s:s,s:{s:b}}", "clientLogLevel", "info", "languages", "python", 0);
+    e = dmn_config_effective(&cfg, io);
+    CHECK_STR(json_string_value(json_object_get(e, "clientLogLevel")), "info");
+    CHECK(dmn_config_inline_selector(e, &sel));
+    CHECK(sel == NULL);
     json_decref(e);
     json_decref(io);
     dmn_config_deinit(&cfg);

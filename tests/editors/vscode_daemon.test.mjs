@@ -62,6 +62,11 @@ conn.onRequest('workspace/applyEdit', (p) => {
   edits.push(p);
   return { applied: true };
 });
+const registrations = [];
+conn.onRequest('client/registerCapability', (p) => {
+  registrations.push(...(p?.registrations ?? []));
+  return null;
+});
 conn.onRequest(() => null);
 conn.listen();
 
@@ -87,8 +92,10 @@ try {
     initializationOptions: init,
   });
   const caps = initRes.capabilities;
-  check(caps.inlineCompletionProvider !== undefined && caps.inlineCompletionProvider !== false,
-    'server offers inlineCompletionProvider (the client registers its provider)');
+  // The client announces dynamic registration, so the provider is registered
+  // with client/registerCapability after `initialized`, not in the result.
+  check(caps.inlineCompletionProvider === undefined,
+    'no static inlineCompletionProvider for a client that registers dynamically');
   check((caps.positionEncoding ?? 'utf-16') === 'utf-16', 'UTF-16 positions, as VS Code uses');
   const cmds = caps.executeCommandProvider?.commands ?? [];
   check(cmds.includes('infilld.regenerate') && cmds.includes('infilld.accepted'),
@@ -97,6 +104,11 @@ try {
   conn.sendNotification('textDocument/didOpen', {
     textDocument: { uri, languageId: 'python', version: 1, text },
   });
+  const t0 = Date.now();
+  const inlineReg = () => registrations.find((r) => r.method === 'textDocument/inlineCompletion');
+  while (!inlineReg() && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
+  check(inlineReg() !== undefined && inlineReg().registerOptions?.documentSelector === null,
+    'inline completion registered for every document (the client applies its own selector)');
 
   // Automatic inline completion at the end of the comment line. An error
   // fails the test at once (no retry may hide a daemon bug); an empty answer is

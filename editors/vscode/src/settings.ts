@@ -4,6 +4,7 @@ import * as path from 'path';
 
 export type Device = 'auto' | 'cpu' | 'cuda';
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+export type ClientLogLevel = 'off' | LogLevel;
 
 export interface Settings {
   path: string;
@@ -11,6 +12,7 @@ export interface Settings {
   device: Device;
   debounceMs: number;
   logLevel: LogLevel;
+  clientLogLevel: ClientLogLevel;
   partial: boolean;
   extraArgs: string[];
 }
@@ -21,12 +23,14 @@ export const DEFAULTS: Settings = {
   device: 'auto',
   debounceMs: 150,
   logLevel: 'warn',
+  clientLogLevel: 'warn',
   partial: false,
   extraArgs: [],
 };
 
 const DEVICES: readonly string[] = ['auto', 'cpu', 'cuda'];
 const LEVELS: readonly string[] = ['error', 'warn', 'info', 'debug'];
+const CLIENT_LEVELS: readonly string[] = ['off', ...LEVELS];
 
 // Reads settings through `get` (WorkspaceConfiguration.get in the extension),
 // replacing anything of the wrong type or out of range by its default.
@@ -37,6 +41,7 @@ export function readSettings(get: (key: string) => unknown): Settings {
   };
   const device = str('device', DEFAULTS.device);
   const level = str('logLevel', DEFAULTS.logLevel);
+  const clientLevel = str('clientLogLevel', DEFAULTS.clientLogLevel);
   const deb = get('debounceMs');
   const extra = get('extraArgs');
   const partial = get('partial');
@@ -49,6 +54,9 @@ export function readSettings(get: (key: string) => unknown): Settings {
         ? Math.min(5000, Math.max(0, Math.round(deb)))
         : DEFAULTS.debounceMs,
     logLevel: (LEVELS.includes(level) ? level : DEFAULTS.logLevel) as LogLevel,
+    clientLogLevel: (CLIENT_LEVELS.includes(clientLevel)
+      ? clientLevel
+      : DEFAULTS.clientLogLevel) as ClientLogLevel,
     partial: typeof partial === 'boolean' ? partial : DEFAULTS.partial,
     extraArgs: Array.isArray(extra) ? extra.filter((a): a is string => typeof a === 'string') : [],
   };
@@ -56,11 +64,13 @@ export function readSettings(get: (key: string) => unknown): Settings {
 
 // initializationOptions for the daemon (docs/PROTOCOL.md): model and device
 // are settings the daemon merges over its config file; "status" opts into
-// infilld/status for the status bar, "partial" into infilld/partial.
+// infilld/status for the status bar, "partial" into infilld/partial;
+// "clientLogLevel" picks the daemon log lines shown in the output channel.
 export function initializationOptions(s: Settings): Record<string, unknown> {
   const o: Record<string, unknown> = {
     device: s.device,
     partial: s.partial,
+    clientLogLevel: s.clientLogLevel,
     status: true,
   };
   if (s.modelPath !== '') {

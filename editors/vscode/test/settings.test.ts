@@ -12,6 +12,7 @@ test('bad values fall back to defaults, numbers are clamped', () => {
     path: '  ',
     device: 'tpu',
     logLevel: 'loud',
+    clientLogLevel: 'trace',
     debounceMs: 99999,
     partial: 'yes',
     extraArgs: ['--seed', 7, '1'],
@@ -20,6 +21,7 @@ test('bad values fall back to defaults, numbers are clamped', () => {
   assert.equal(s.path, 'infilld');
   assert.equal(s.device, 'auto');
   assert.equal(s.logLevel, 'warn');
+  assert.equal(s.clientLogLevel, 'warn');
   assert.equal(s.debounceMs, 5000);
   assert.equal(s.partial, false);
   assert.deepEqual(s.extraArgs, ['--seed', '1']);
@@ -31,6 +33,7 @@ test('settings -> initializationOptions and arguments', () => {
     device: 'cuda',
     partial: true,
     logLevel: 'debug',
+    clientLogLevel: 'info',
     extraArgs: ['--steps', '8'],
   };
   const s = readSettings((k) => vals[k]);
@@ -38,6 +41,7 @@ test('settings -> initializationOptions and arguments', () => {
     model: '/models/dream',
     device: 'cuda',
     partial: true,
+    clientLogLevel: 'info',
     status: true,
   });
   assert.deepEqual(serverArgs(s), ['--log-level', 'debug', '--steps', '8']);
