@@ -702,7 +702,7 @@ static base_status ifl__errors_window(ifl_tree *t, const char *s, size_t ws, siz
     memcpy(buf + (hs - ws) + ins_len, s + he, we - he);
     buf[nlen] = 0;
     base_status st = BASE_OK;
-    TSTree *nt = ifl__parse(t->parser, NULL, buf, (uint32_t)nlen, &st);
+    TSTree *nt = ifl__parse(t, NULL, buf, (uint32_t)nlen, &st);
     free(buf);
     if (!nt)
         return st;
@@ -773,7 +773,7 @@ static base_status ifl__errors_with(ifl_tree *t, const char *s, size_t hs, size_
     TSInputEdit e = {(uint32_t)rs, (uint32_t)re, (uint32_t)(rs + ins_len), sp, op, np};
     ts_tree_edit(copy, &e);
     base_status st = BASE_OK;
-    TSTree *nt = ifl__parse(t->parser, copy, buf, (uint32_t)nlen, &st);
+    TSTree *nt = ifl__parse(t, copy, buf, (uint32_t)nlen, &st);
     ts_tree_delete(copy);
     free(buf);
     if (!nt)

@@ -46,11 +46,10 @@ struct ifl_tree {
  * of the current text. */
 bool ifl__tree_at(ifl_tree *t, size_t pos, TSNode *root, size_t *base);
 
-/* ts_parser_parse with a time budget that grows with len; NULL with *st
- * ERR_TIMEOUT when the grammar takes pathological time (the parser is then
- * reset), ERR_NOMEM otherwise. */
-TSTree *ifl__parse(TSParser *parser, const TSTree *old, const char *text, uint32_t len,
-                   base_status *st);
+/* Parses text with t's parser (from old when non-NULL) within a time budget
+ * that grows with len; NULL with *st ERR_TIMEOUT when the grammar takes
+ * pathological time (t may get a new parser), ERR_NOMEM otherwise. */
+TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t len, base_status *st);
 
 /* ERROR and MISSING nodes under n; *inside (when non-NULL) counts those
  * within [a, b). */

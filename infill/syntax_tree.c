@@ -26,6 +26,7 @@
 #include "syntax_impl.h"
 
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,82 @@ static bool ifl__segmented(const char *lang) {
     return strcmp(lang, "json") != 0 && strcmp(lang, "bash") != 0;
 }
 
+/* ---- parsing with a time budget ----------------------------------------------------
+ * The daemon parses on its event loop, so no parse may take unbounded time.
+ * Every parse gets a budget of about ten times what a parse of that size
+ * takes; tree-sitter's progress callback stops a slow parse cleanly. Some
+ * grammars also loop forever on some broken text where no progress callback
+ * runs (tree-sitter-typescript on a 124-byte fragment the edit fuzzer found,
+ * inside ts_parser__do_all_potential_reductions, growing memory; the same
+ * class of hang is reported upstream for JavaScript and TypeScript). Such a
+ * loop keeps allocating, so tree-sitter's allocator is ours: past twice the
+ * budget, the next allocation of a parse on this thread jumps back out of
+ * it. The parser is then in an unknown state and is leaked with what it
+ * allocated (the old tree's nodes it retained are leaked, never freed early),
+ * and the tree gets a fresh one. */
+
+typedef struct ifl__parse_guard {
+    jmp_buf jb;
+    uint64_t hard_deadline_ns;
+    unsigned count;
+} ifl__parse_guard;
+
+static _Thread_local ifl__parse_guard *ifl__guard;
+
+static void ifl__guard_check(void) {
+    ifl__parse_guard *g = ifl__guard;
+    if (g && (++g->count & 63) == 0 && base_now_ns() > g->hard_deadline_ns) {
+        ifl__guard = NULL;
+        longjmp(g->jb, 1);
+    }
+}
+
+/* As tree-sitter's default allocator: out of memory ends the process. */
+static void *ifl__ts_oom(void *p, size_t n) {
+    if (!p && n) {
+        fprintf(stderr, "tree-sitter failed to allocate %zu bytes\n", n);
+        abort();
+    }
+    return p;
+}
+
+static void *ifl__ts_malloc(size_t n) {
+    ifl__guard_check();
+    return ifl__ts_oom(malloc(n), n);
+}
+
+static void *ifl__ts_calloc(size_t k, size_t n) {
+    ifl__guard_check();
+    return ifl__ts_oom(calloc(k, n), k * n);
+}
+
+static void *ifl__ts_realloc(void *p, size_t n) {
+    ifl__guard_check();
+    return ifl__ts_oom(realloc(p, n), n);
+}
+
+static void ifl__ts_free(void *p) { free(p); }
+
+static pthread_once_t ifl__alloc_once = PTHREAD_ONCE_INIT;
+
+/* Installed on first use: the functions wrap malloc, so memory tree-sitter
+ * allocated before stays freeable. */
+static void ifl__alloc_install(void) {
+    ts_set_allocator(ifl__ts_malloc, ifl__ts_calloc, ifl__ts_realloc, ifl__ts_free);
+}
+
+typedef struct ifl__budget {
+    uint64_t deadline_ns;
+    bool expired;
+} ifl__budget;
+
+static bool ifl__over_budget(TSParseState *state) {
+    ifl__budget *b = state->payload;
+    if (!b->expired && base_now_ns() > b->deadline_ns)
+        b->expired = true;
+    return b->expired;
+}
+
 typedef struct ifl__strin {
     const char *s;
     uint32_t n;
@@ -105,43 +182,65 @@ static const char *ifl__read(void *payload, uint32_t byte, TSPoint pt, uint32_t 
     return in->s + byte;
 }
 
-/* ---- parsing with a time budget ----------------------------------------------------
- * Some grammars take pathological time on some broken text (tree-sitter-
- * typescript spends minutes on a 124-byte fragment the edit fuzzer found), and
- * the daemon parses on its event loop: every parse gets a budget of ten times
- * what a parse of that size normally takes, and gives up past it. */
+/* Parsers stopped inside the grammar, kept reachable: what they hold is
+ * abandoned, not lost (leak checkers stay quiet, and nothing is freed that
+ * the parser might still point into). */
+static pthread_mutex_t ifl__lost_lock = PTHREAD_MUTEX_INITIALIZER;
+static TSParser *ifl__lost[64];
+static size_t ifl__nlost;
 
-typedef struct ifl__budget {
-    uint64_t deadline_ns;
-    bool expired;
-} ifl__budget;
-
-static bool ifl__over_budget(TSParseState *state) {
-    ifl__budget *b = state->payload;
-    if (!b->expired && base_now_ns() > b->deadline_ns)
-        b->expired = true;
-    return b->expired;
+static void ifl__bury(TSParser *p) {
+    pthread_mutex_lock(&ifl__lost_lock);
+    if (ifl__nlost < BASE_ARRAY_LEN(ifl__lost))
+        ifl__lost[ifl__nlost++] = p;
+    pthread_mutex_unlock(&ifl__lost_lock);
 }
 
-TSTree *ifl__parse(TSParser *parser, const TSTree *old, const char *text, uint32_t len,
+TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t len,
                    base_status *st) {
+    pthread_once(&ifl__alloc_once, ifl__alloc_install);
+    if (!t->parser) {
+        *st = BASE_ERR_NOMEM;
+        return NULL;
+    }
     /* 100 ms, plus 2 ms per KiB: parses run at 0.1-0.3 ms per KiB. */
-    ifl__budget b = {base_now_ns() + (100 + 2 * (uint64_t)(len / 1024)) * 1000000u, false};
+    uint64_t budget = (100 + 2 * (uint64_t)(len / 1024)) * 1000000u;
+    uint64_t now = base_now_ns();
+    ifl__budget b = {now + budget, false};
     TSParseOptions o = {.payload = &b, .progress_callback = ifl__over_budget};
     ifl__strin si = {text, len};
     TSInput input = {&si, ifl__read, TSInputEncodingUTF8, NULL};
-    TSTree *t = ts_parser_parse_with_options(parser, old, input, o);
-    if (!t) {
-        /* Start the next parse afresh, not from where this one stopped. */
-        ts_parser_reset(parser);
-        if (st)
-            *st = b.expired ? BASE_ERR_TIMEOUT : BASE_ERR_NOMEM;
-        if (b.expired)
-            BASE_LOGW(IFL__MOD, "parse of %u bytes gave up after its time budget", len);
-    } else if (st) {
-        *st = BASE_OK;
+    ifl__parse_guard g;
+    memset(&g, 0, sizeof(g));
+    g.hard_deadline_ns = now + 2 * budget;
+    TSTree *volatile tree = NULL;
+    if (setjmp(g.jb) == 0) {
+        ifl__guard = &g;
+        tree = ts_parser_parse_with_options(t->parser, old, input, o);
+        ifl__guard = NULL;
+    } else {
+        BASE_LOGW(IFL__MOD, "%s: parse of %u bytes stopped inside the grammar after %.0f ms",
+                  t->lang, len, (double)(2 * budget) / 1e6);
+        ifl__bury(t->parser);
+        t->parser = ts_parser_new();
+        if (t->parser && !ts_parser_set_language(t->parser, t->ts)) {
+            ts_parser_delete(t->parser);
+            t->parser = NULL;
+        }
+        *st = BASE_ERR_TIMEOUT;
+        return NULL;
     }
-    return t;
+    if (!tree) {
+        /* Start the next parse afresh, not from where this one stopped. */
+        ts_parser_reset(t->parser);
+        *st = b.expired ? BASE_ERR_TIMEOUT : BASE_ERR_NOMEM;
+        if (b.expired)
+            BASE_LOGW(IFL__MOD, "%s: parse of %u bytes gave up after its time budget", t->lang,
+                      len);
+        return NULL;
+    }
+    *st = BASE_OK;
+    return tree;
 }
 
 /* ---- life cycle ----------------------------------------------------------------- */
@@ -513,7 +612,7 @@ static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     char *copy = NULL;
     const char *text = ifl__parse_text(t, s, g->start, g->len, &copy);
     base_status st = BASE_ERR_NOMEM;
-    TSTree *nt = text ? ifl__parse(t->parser, g->tree, text, (uint32_t)g->len, &st) : NULL;
+    TSTree *nt = text ? ifl__parse(t, g->tree, text, (uint32_t)g->len, &st) : NULL;
     free(copy);
     if (!nt)
         return st;
@@ -741,7 +840,7 @@ static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, bool *
     TSInputEdit ed = {(uint32_t)a->len, (uint32_t)a->len, (uint32_t)n, end, end, nend};
     ts_tree_edit(trial, &ed);
     base_status st = BASE_OK;
-    TSTree *nt = ifl__parse(t->parser, trial, text, (uint32_t)n, &st);
+    TSTree *nt = ifl__parse(t, trial, text, (uint32_t)n, &st);
     ts_tree_delete(trial);
     free(copy);
     if (!nt)
