@@ -92,8 +92,9 @@ static bool ifl__segmented(const char *lang) {
 
 /* ---- parsing with a time budget ----------------------------------------------------
  * The daemon parses on its event loop, so no parse may take unbounded time.
- * Every parse gets a budget of about ten times what a parse of that size
- * takes; tree-sitter's progress callback stops a slow parse cleanly. Some
+ * Every parse gets a budget of 100 ms plus 10 ms per KiB, several times the
+ * slowest honest parse seen; tree-sitter's progress callback stops a slow
+ * parse cleanly. Some
  * grammars also loop forever on some broken text where no progress callback
  * runs (tree-sitter-typescript on a 124-byte fragment the edit fuzzer found,
  * inside ts_parser__do_all_potential_reductions, growing memory; the same
@@ -203,8 +204,9 @@ TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t le
         *st = BASE_ERR_NOMEM;
         return NULL;
     }
-    /* 100 ms, plus 2 ms per KiB: parses run at 0.1-0.3 ms per KiB. */
-    uint64_t budget = (100 + 2 * (uint64_t)(len / 1024)) * 1000000u;
+    /* 100 ms, plus 10 ms per KiB: parses run at 0.1-0.4 ms per KiB, error
+     * recovery over a whole file (a string opened at its top) at up to 3. */
+    uint64_t budget = (100 + 10 * (uint64_t)(len / 1024)) * 1000000u;
     uint64_t now = base_now_ns();
     ifl__budget b = {now + budget, false};
     TSParseOptions o = {.payload = &b, .progress_callback = ifl__over_budget};

@@ -5,6 +5,7 @@
  * shutdown, nothing is queued once the hook is removed. */
 #include "check.h"
 #include "lsp.h"
+#include "lsp_test_io.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -29,41 +30,16 @@ static void p_cancel(void *ud, lsp_server *s, lsp_token t) {
     (void)t;
 }
 
-static void send(lsp_server *s, const char *json) {
-    base_buf b;
-    base_buf_init(&b);
-    lsp_frame_write(&b, json, strlen(json));
-    lsp_server_feed(s, b.data, b.len);
-    base_buf_deinit(&b);
-}
-
-/* Everything written since the last call, as a JSON array of messages. */
-static json_t *drain_out(void) {
-    json_t *arr = json_array();
-    lsp_framer *f = lsp_framer_new(0);
-    lsp_framer_push(f, out.data ? out.data : "", out.len);
-    for (;;) {
-        lsp_frame fr;
-        lsp_framer_next(f, &fr);
-        if (fr.kind != LSP_FRAME_MESSAGE)
-            break;
-        json_array_append_new(arr, json_loadb(fr.body, fr.len, 0, NULL));
-    }
-    lsp_framer_free(f);
-    out.len = 0;
-    return arr;
-}
-
 static lsp_server *ready(void) {
     lsp_server_hooks h = {.write = w};
     lsp_provider_i p = {.complete = p_complete, .cancel = p_cancel};
     lsp_server *s = lsp_server_new(&h, &p, NULL, NULL);
     CHECK(s != NULL);
-    send(s,
-         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"processId\":null,"
-         "\"capabilities\":{}}}");
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
-    json_decref(drain_out());
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"processId\":null,"
+           "\"capabilities\":{}}}");
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
+    json_decref(lsp_test_drain(&out));
     return s;
 }
 
@@ -101,7 +77,7 @@ static void forward(void *ud, const lsp_log_line *line) {
 static json_t *forward_all(lsp_logq *q, lsp_server *s, size_t expect_lines) {
     fwd_target = s;
     CHECK_EQ_U(lsp_logq_drain(q, forward, NULL), expect_lines);
-    return drain_out();
+    return lsp_test_drain(&out);
 }
 
 static size_t count(json_t *msgs, const char *method) {
@@ -153,8 +129,9 @@ static void test_levels(lsp_logq *q) {
     json_decref(msgs);
 
     /* Trace "messages": info and above also as $/logTrace; debug stays out. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/setTrace\",\"params\":{\"value\":\"messages\"}}");
-    json_decref(drain_out());
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/setTrace\",\"params\":{\"value\":\"messages\"}}");
+    json_decref(lsp_test_drain(&out));
     CHECK_EQ_I(lsp_server_log_wants(s), BASE_LOG_INFO);
     log_from_thread(mixed);
     msgs = forward_all(q, s, 4);
@@ -165,8 +142,9 @@ static void test_levels(lsp_logq *q) {
     json_decref(msgs);
 
     /* Trace "verbose": every level, debug included. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/setTrace\",\"params\":{\"value\":\"verbose\"}}");
-    json_decref(drain_out());
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/setTrace\",\"params\":{\"value\":\"verbose\"}}");
+    json_decref(lsp_test_drain(&out));
     CHECK_EQ_I(lsp_server_log_wants(s), BASE_LOG_TRACE);
     log_from_thread(mixed);
     msgs = forward_all(q, s, 4);
@@ -176,10 +154,12 @@ static void test_levels(lsp_logq *q) {
     json_decref(msgs);
 
     /* Trace off again; "clientLogLevel" info adds info lines (type 3). */
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/setTrace\",\"params\":{\"value\":\"off\"}}");
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"workspace/didChangeConfiguration\",\"params\":{"
-            "\"settings\":{\"clientLogLevel\":\"info\"}}}");
-    json_decref(drain_out());
+    lsp_test_send(s,
+                  "{\"jsonrpc\":\"2.0\",\"method\":\"$/setTrace\",\"params\":{\"value\":\"off\"}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"method\":\"workspace/didChangeConfiguration\",\"params\":{"
+           "\"settings\":{\"clientLogLevel\":\"info\"}}}");
+    json_decref(lsp_test_drain(&out));
     CHECK_EQ_I(lsp_server_log_wants(s), BASE_LOG_INFO);
     log_from_thread(mixed);
     msgs = forward_all(q, s, 4);
@@ -189,35 +169,38 @@ static void test_levels(lsp_logq *q) {
     json_decref(msgs);
 
     /* "error" keeps warnings out; "off" everything; a bad value means warn. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"workspace/didChangeConfiguration\",\"params\":{"
-            "\"settings\":{\"clientLogLevel\":\"error\"}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"method\":\"workspace/didChangeConfiguration\",\"params\":{"
+           "\"settings\":{\"clientLogLevel\":\"error\"}}}");
     log_from_thread(mixed);
     msgs = forward_all(q, s, 4);
     CHECK_EQ_U(count(msgs, "window/logMessage"), 1);
     json_decref(msgs);
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"workspace/didChangeConfiguration\",\"params\":{"
-            "\"settings\":{\"clientLogLevel\":\"off\"}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"method\":\"workspace/didChangeConfiguration\",\"params\":{"
+           "\"settings\":{\"clientLogLevel\":\"off\"}}}");
     CHECK_EQ_I(lsp_server_log_wants(s), BASE_LOG_OFF);
     log_from_thread(mixed);
     msgs = forward_all(q, s, 4);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"workspace/didChangeConfiguration\",\"params\":{"
-            "\"settings\":{\"clientLogLevel\":7}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"method\":\"workspace/didChangeConfiguration\",\"params\":{"
+           "\"settings\":{\"clientLogLevel\":7}}}");
     CHECK_EQ_I(lsp_server_log_wants(s), BASE_LOG_WARN);
 
     /* A problem the server reports to this session itself is not queued a
      * second time (it already went out as window/logMessage). */
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didClose\",\"params\":{"
-            "\"textDocument\":{\"uri\":\"file:///nope\"}}}");
-    msgs = drain_out();
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didClose\",\"params\":{"
+                     "\"textDocument\":{\"uri\":\"file:///nope\"}}}");
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(count(msgs, "window/logMessage"), 1);
     json_decref(msgs);
     CHECK_EQ_U(lsp_logq_drain(q, forward, NULL), 0);
 
     /* After shutdown nothing is forwarded. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"shutdown\"}");
-    json_decref(drain_out());
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"shutdown\"}");
+    json_decref(lsp_test_drain(&out));
     CHECK_EQ_I(lsp_server_log_wants(s), BASE_LOG_OFF);
     log_from_thread(mixed);
     msgs = forward_all(q, s, 4);
@@ -241,14 +224,14 @@ static void test_no_recursion(lsp_logq *q) {
     fwd_target = s;
     CHECK_EQ_U(lsp_logq_drain(q, forward_and_log, NULL), 1);
     CHECK_EQ_U(lsp_logq_drain(q, forward_and_log, NULL), 0);
-    json_t *msgs = drain_out();
+    json_t *msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     json_decref(msgs);
     /* Outside forwarding, the same thread's lines are queued as usual. */
     BASE_LOGW("dmn", "ordinary");
     CHECK_EQ_U(lsp_logq_drain(q, NULL, NULL), 1);
     lsp_server_free(s);
-    json_decref(drain_out());
+    json_decref(lsp_test_drain(&out));
 }
 
 static void test_overflow(void) {
@@ -297,7 +280,7 @@ static void test_overflow(void) {
     base_log_set_hook(NULL, NULL);
     lsp_logq_free(q);
     lsp_server_free(s);
-    json_decref(drain_out());
+    json_decref(lsp_test_drain(&out));
 }
 
 int main(void) {

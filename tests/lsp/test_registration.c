@@ -4,6 +4,7 @@
  * shown once; a static client gets the static provider and no request. */
 #include "check.h"
 #include "lsp.h"
+#include "lsp_test_io.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,30 +38,6 @@ static bool selector_hook(void *ud, lsp_server *srv, json_t **sel) {
     return true;
 }
 
-static void send(lsp_server *s, const char *json) {
-    base_buf b;
-    base_buf_init(&b);
-    lsp_frame_write(&b, json, strlen(json));
-    lsp_server_feed(s, b.data, b.len);
-    base_buf_deinit(&b);
-}
-
-static json_t *drain_out(void) {
-    json_t *arr = json_array();
-    lsp_framer *f = lsp_framer_new(0);
-    lsp_framer_push(f, out.data ? out.data : "", out.len);
-    for (;;) {
-        lsp_frame fr;
-        lsp_framer_next(f, &fr);
-        if (fr.kind != LSP_FRAME_MESSAGE)
-            break;
-        json_array_append_new(arr, json_loadb(fr.body, fr.len, 0, NULL));
-    }
-    lsp_framer_free(f);
-    out.len = 0;
-    return arr;
-}
-
 static const char *method(json_t *m) { return json_string_value(json_object_get(m, "method")); }
 
 /* Initializes a session; returns the initialize result's capabilities
@@ -76,8 +53,8 @@ static lsp_server *start(bool dynamic, bool with_hook, json_t **caps) {
              "null,\"capabilities\":{\"textDocument\":{\"inlineCompletion\":{"
              "\"dynamicRegistration\":%s}}}}}",
              dynamic ? "true" : "false");
-    send(s, msg);
-    json_t *msgs = drain_out();
+    lsp_test_send(s, msg);
+    json_t *msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     *caps = json_incref(
         json_object_get(json_object_get(json_array_get(msgs, 0), "result"), "capabilities"));
@@ -91,7 +68,7 @@ static void configure(lsp_server *s, const char *settings) {
              "{\"jsonrpc\":\"2.0\",\"method\":\"workspace/didChangeConfiguration\",\"params\":{"
              "\"settings\":%s}}",
              settings);
-    send(s, msg);
+    lsp_test_send(s, msg);
 }
 
 /* The registration in a registerCapability request. */
@@ -108,12 +85,12 @@ static void test_dynamic(void) {
 
     /* Nothing is registered before `initialized`. */
     configure(s, "{\"onlyPython\":false}");
-    json_t *msgs = drain_out();
+    json_t *msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
 
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
-    msgs = drain_out();
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     json_t *m = json_array_get(msgs, 0);
     CHECK_STR(method(m), "client/registerCapability");
@@ -131,20 +108,20 @@ static void test_dynamic(void) {
     char resp[256];
     snprintf(resp, sizeof(resp), "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":null}",
              (long long)reg_id1);
-    send(s, resp);
-    msgs = drain_out();
+    lsp_test_send(s, resp);
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
 
     /* A settings change that leaves the selector alone sends nothing. */
     configure(s, "{\"seed\":3}");
-    msgs = drain_out();
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
 
     /* A narrower selector: unregister the old registration, register anew. */
     configure(s, "{\"onlyPython\":true}");
-    msgs = drain_out();
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 2);
     m = json_array_get(msgs, 0);
     CHECK_STR(method(m), "client/unregisterCapability");
@@ -162,16 +139,16 @@ static void test_dynamic(void) {
 
     /* Switched off: unregister only; off again: nothing; on: register. */
     configure(s, "{\"enabled\":false}");
-    msgs = drain_out();
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     CHECK_STR(method(json_array_get(msgs, 0)), "client/unregisterCapability");
     json_decref(msgs);
     configure(s, "{\"enabled\":false,\"seed\":1}");
-    msgs = drain_out();
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
     configure(s, "{\"enabled\":true}");
-    msgs = drain_out();
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     m = json_array_get(msgs, 0);
     CHECK_STR(method(m), "client/registerCapability");
@@ -183,15 +160,15 @@ static void test_dynamic(void) {
     snprintf(resp, sizeof(resp),
              "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32601,\"message\":\"no\"}}",
              (long long)reg_id3);
-    send(s, resp);
-    msgs = drain_out();
+    lsp_test_send(s, resp);
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     m = json_array_get(msgs, 0);
     CHECK_STR(method(m), "window/showMessage");
     CHECK_EQ_I(json_integer_value(json_object_get(json_object_get(m, "params"), "type")), 2);
     json_decref(msgs);
     configure(s, "{\"onlyPython\":true}");
-    msgs = drain_out();
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     m = json_array_get(msgs, 0);
     CHECK_STR(method(m), "client/registerCapability");
@@ -200,18 +177,18 @@ static void test_dynamic(void) {
     snprintf(resp, sizeof(resp),
              "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32601,\"message\":\"no\"}}",
              (long long)reg_id4);
-    send(s, resp);
-    msgs = drain_out();
+    lsp_test_send(s, resp);
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 0); /* shown once only */
     json_decref(msgs);
 
     /* After shutdown nothing is (un)registered. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"shutdown\"}");
-    json_decref(drain_out());
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"shutdown\"}");
+    json_decref(lsp_test_drain(&out));
     json_t *off = json_pack("{s:b}", "enabled", 0);
     lsp_server_set_settings(s, off);
     json_decref(off);
-    msgs = drain_out();
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
     lsp_server_free(s);
@@ -222,10 +199,10 @@ static void test_static(void) {
     lsp_server *s = start(false, true, &caps);
     CHECK(json_is_true(json_object_get(caps, "inlineCompletionProvider")));
     json_decref(caps);
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
     configure(s, "{\"enabled\":false}");
     configure(s, "{\"enabled\":true}");
-    json_t *msgs = drain_out();
+    json_t *msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
     lsp_server_free(s);
@@ -233,8 +210,8 @@ static void test_static(void) {
     /* Without the hook a dynamic client is registered for every document. */
     s = start(true, false, &caps);
     json_decref(caps);
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
-    msgs = drain_out();
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
+    msgs = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     CHECK_STR(method(json_array_get(msgs, 0)), "client/registerCapability");
     json_decref(msgs);

@@ -2,6 +2,7 @@
  * supersession, cancellation, answer shapes, commands and error paths. */
 #include "check.h"
 #include "lsp.h"
+#include "lsp_test_io.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,34 +57,9 @@ static void p_close(void *ud, lsp_server *s) {
     n_close++;
 }
 
-static void send(lsp_server *s, const char *json) {
-    base_buf b;
-    base_buf_init(&b);
-    lsp_frame_write(&b, json, strlen(json));
-    lsp_server_feed(s, b.data, b.len);
-    base_buf_deinit(&b);
-}
-
-/* Everything written since the last call, as a JSON array of messages. */
-static json_t *drain(void) {
-    json_t *arr = json_array();
-    lsp_framer *f = lsp_framer_new(0);
-    lsp_framer_push(f, out.data ? out.data : "", out.len);
-    for (;;) {
-        lsp_frame fr;
-        lsp_framer_next(f, &fr);
-        if (fr.kind != LSP_FRAME_MESSAGE)
-            break;
-        json_array_append_new(arr, json_loadb(fr.body, fr.len, 0, NULL));
-    }
-    lsp_framer_free(f);
-    out.len = 0;
-    return arr;
-}
-
 /* The one message of the drain, with this id; decref'd by the caller. */
 static json_t *reply(void) {
-    json_t *a = drain();
+    json_t *a = lsp_test_drain(&out);
     json_t *m = json_array_size(a) ? json_incref(json_array_get(a, json_array_size(a) - 1)) : NULL;
     json_decref(a);
     return m;
@@ -108,31 +84,34 @@ static lsp_server *new_server(void) {
 
 static void test_lifecycle(void) {
     lsp_server *s = new_server();
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"textDocument/completion\",\"params\":{}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"textDocument/completion\",\"params\":{}}");
     json_t *m = reply();
     CHECK_EQ_I(err_code(m), -32002);
     json_decref(m);
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"capabilities\":"
-            "{\"general\":{\"positionEncodings\":[\"utf-32\"]}}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"capabilities\":"
+           "{\"general\":{\"positionEncodings\":[\"utf-32\"]}}}}");
     m = reply();
     CHECK_STR(
         json_string_value(json_object_get(
             json_object_get(json_object_get(m, "result"), "capabilities"), "positionEncoding")),
         "utf-32");
     json_decref(m);
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"initialize\",\"params\":{}}");
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"initialize\",\"params\":{}}");
     m = reply();
     CHECK_EQ_I(err_code(m), -32600);
     json_decref(m);
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"shutdown\"}");
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"shutdown\"}");
     m = reply();
     CHECK(json_is_null(json_object_get(m, "result")));
     json_decref(m);
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"infilld/viewFileText\",\"params\":{}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"infilld/viewFileText\",\"params\":{}}");
     m = reply();
     CHECK_EQ_I(err_code(m), -32600);
     json_decref(m);
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}");
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}");
     CHECK_EQ_I(exit_code, 0);
     CHECK(lsp_server_exited(s));
     lsp_server_free(s);
@@ -141,10 +120,10 @@ static void test_lifecycle(void) {
     /* exit without shutdown → 1 */
     s = new_server();
     exit_code = -1;
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}");
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}");
     CHECK_EQ_I(exit_code, 1);
     lsp_server_free(s);
-    json_decref(drain());
+    json_decref(lsp_test_drain(&out));
 }
 
 static lsp_server *ready(const char *encs, const char *init_opts) {
@@ -157,13 +136,14 @@ static lsp_server *ready(const char *encs, const char *init_opts) {
              "\"codeAction\":{\"resolveSupport\":{\"properties\":[\"edit\"]}}}},"
              "\"initializationOptions\":%s}}",
              encs, init_opts);
-    send(s, msg);
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
+    lsp_test_send(s, msg);
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
     /* "héllo 😀 wörld" on line 1 */
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{\"textDocument\":"
-            "{\"uri\":\"file:///t.py\",\"languageId\":\"python\",\"version\":1,\"text\":"
-            "\"x = 1\\nh\\u00e9llo \\ud83d\\ude00 w\\u00f6rld\\n\"}}}");
-    json_decref(drain());
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{\"textDocument\":"
+           "{\"uri\":\"file:///t.py\",\"languageId\":\"python\",\"version\":1,\"text\":"
+           "\"x = 1\\nh\\u00e9llo \\ud83d\\ude00 w\\u00f6rld\\n\"}}}");
+    json_decref(lsp_test_drain(&out));
     return s;
 }
 
@@ -171,19 +151,19 @@ static void test_inline(void) {
     lsp_server *s = ready("[\"utf-16\"]", "{\"partial\":true,\"status\":true}");
     n_reqs = n_cancels = 0;
     /* UTF-16 character 9 on line 1 is after "héllo 😀 " (h é l l o ␣ 😀=2 ␣). */
-    send(s,
-         "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"textDocument/inlineCompletion\",\"params\":"
-         "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":1,\"character\":"
-         "9},\"context\":{\"triggerKind\":2}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"textDocument/inlineCompletion\",\"params\":"
+           "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":1,\"character\":"
+           "9},\"context\":{\"triggerKind\":2}}}");
     CHECK_EQ_I(n_reqs, 1);
     CHECK_EQ_U(cursors[0], 6 + strlen("h\xC3\xA9llo \xF0\x9F\x98\x80 "));
     CHECK(!reqs[0].invoked);
     CHECK(reqs[0].want_partial);
     /* A newer request for the same document supersedes: null answer + cancel. */
-    send(s,
-         "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"textDocument/inlineCompletion\",\"params\":"
-         "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":1,\"character\":"
-         "9},\"context\":{\"triggerKind\":1}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"textDocument/inlineCompletion\",\"params\":"
+           "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":1,\"character\":"
+           "9},\"context\":{\"triggerKind\":1}}}");
     json_t *m = reply();
     CHECK_EQ_I(json_integer_value(json_object_get(m, "id")), 10);
     CHECK(json_is_null(json_object_get(m, "result")));
@@ -209,7 +189,7 @@ static void test_inline(void) {
         {.text = "\xF0\x9F\x98\x80 go", .len = 7, .start = c - 5, .end = c, .confidence = -1},
     };
     CHECK_EQ_I(lsp_server_complete(s, tokens[1], items, 3, BASE_OK, NULL), BASE_OK);
-    json_t *a = drain();
+    json_t *a = lsp_test_drain(&out);
     m = json_array_get(a, json_array_size(a) - 1);
     json_t *its = json_object_get(json_object_get(m, "result"), "items");
     CHECK_EQ_U(json_array_size(its), 2);
@@ -224,11 +204,12 @@ static void test_inline(void) {
     /* selectedCompletionInfo: "wö" typed, menu item "wörld"; a plain
      * insertion continuing it is rewritten over the selected range, one
      * that does not is dropped. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"textDocument/inlineCompletion\","
-            "\"params\":{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":1,"
-            "\"character\":11},\"context\":{\"triggerKind\":1,\"selectedCompletionInfo\":{"
-            "\"range\":{\"start\":{\"line\":1,\"character\":9},\"end\":{\"line\":1,"
-            "\"character\":11}},\"text\":\"w\u00f6rld\"}}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"textDocument/inlineCompletion\","
+           "\"params\":{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":1,"
+           "\"character\":11},\"context\":{\"triggerKind\":1,\"selectedCompletionInfo\":{"
+           "\"range\":{\"start\":{\"line\":1,\"character\":9},\"end\":{\"line\":1,"
+           "\"character\":11}},\"text\":\"w\u00f6rld\"}}}}");
     CHECK(reqs[n_reqs - 1].has_selected);
     size_t cur = reqs[n_reqs - 1].cursor;
     CHECK_EQ_U(reqs[n_reqs - 1].selected_end, cur);
@@ -249,25 +230,29 @@ static void test_inline(void) {
                9);
     json_decref(m);
     /* $/cancelRequest → -32800 and a provider cancel. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"textDocument/completion\",\"params\":"
-            "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
-            "5}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"textDocument/completion\",\"params\":"
+           "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
+           "5}}}");
     CHECK_EQ_I(n_reqs, 4);
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"textDocument/completion\",\"params\":"
-            "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
-            "5}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"textDocument/completion\",\"params\":"
+           "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
+           "5}}}");
     m = reply();
     CHECK_EQ_I(err_code(m), -32600); /* duplicate id while pending */
     json_decref(m);
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":\"s1\"}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":\"s1\"}}");
     m = reply();
     CHECK_EQ_I(err_code(m), -32800);
     json_decref(m);
     CHECK_EQ_I(n_cancels, 2);
     /* textDocument/completion: one item with a textEdit. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"textDocument/completion\",\"params\":"
-            "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
-            "5}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"textDocument/completion\",\"params\":"
+           "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
+           "5}}}");
     lsp_completion_item ci = {.text = "0 + 2", .len = 5, .start = 5, .end = 5, .confidence = 0.5};
     lsp_server_complete(s, tokens[n_reqs - 1], &ci, 1, BASE_OK, NULL);
     m = reply();
@@ -276,18 +261,20 @@ static void test_inline(void) {
               "0 + 2");
     json_decref(m);
     /* A provider error becomes a JSON-RPC error. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"textDocument/completion\",\"params\":"
-            "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
-            "5}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"textDocument/completion\",\"params\":"
+           "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
+           "5}}}");
     lsp_server_complete(s, tokens[n_reqs - 1], NULL, 0, BASE_ERR_MODEL, "model not loaded");
     m = reply();
     CHECK_EQ_I(err_code(m), -32803);
     json_decref(m);
     /* So does a range error from inside the provider: the params were valid,
      * so it is not -32602. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"textDocument/completion\",\"params\":"
-            "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
-            "5}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"textDocument/completion\",\"params\":"
+           "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
+           "5}}}");
     lsp_server_complete(s, tokens[n_reqs - 1], NULL, 0, BASE_ERR_RANGE, NULL);
     m = reply();
     CHECK_EQ_I(err_code(m), -32803);
@@ -301,17 +288,18 @@ static void test_inline(void) {
     CHECK_STR(json_string_value(json_object_get(m, "method")), "infilld/status");
     json_decref(m);
     lsp_server_free(s);
-    json_decref(drain());
+    json_decref(lsp_test_drain(&out));
 }
 
 static void test_commands(void) {
     lsp_server *s = ready("[\"utf-8\",\"utf-16\"]", "{}");
     n_reqs = 0;
     /* codeAction → lazy action; resolve → provider; answer → edit. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"textDocument/codeAction\",\"params\":"
-            "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"range\":{\"start\":{\"line\":0,"
-            "\"character\":4},\"end\":{\"line\":0,\"character\":5}},\"context\":{"
-            "\"diagnostics\":[]}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"textDocument/codeAction\",\"params\":"
+           "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"range\":{\"start\":{\"line\":0,"
+           "\"character\":4},\"end\":{\"line\":0,\"character\":5}},\"context\":{"
+           "\"diagnostics\":[]}}}");
     json_t *m = reply();
     json_t *act = json_array_get(json_object_get(m, "result"), 0);
     CHECK_STR(json_string_value(json_object_get(act, "kind")), "refactor.rewrite");
@@ -323,7 +311,7 @@ static void test_commands(void) {
              "{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"codeAction/resolve\",\"params\":%s}",
              acts);
     free(acts);
-    send(s, msg);
+    lsp_test_send(s, msg);
     CHECK_EQ_I(n_reqs, 1);
     CHECK_EQ_I(reqs[0].kind, LSP_REQ_CODE_ACTION);
     CHECK_EQ_U(reqs[0].sel_start, 4);
@@ -337,14 +325,15 @@ static void test_commands(void) {
     CHECK_STR(json_string_value(json_object_get(json_array_get(edits, 0), "newText")), "42");
     json_decref(m);
     /* infilld.regenerate → workspace/applyEdit + result. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":22,\"method\":\"workspace/executeCommand\",\"params\":{"
-            "\"command\":\"infilld.regenerate\",\"arguments\":[{\"uri\":\"file:///t.py\","
-            "\"range\":{\"start\":{\"line\":0,\"character\":0},\"end\":{\"line\":0,\"character\":"
-            "5}}}]}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":22,\"method\":\"workspace/executeCommand\",\"params\":{"
+           "\"command\":\"infilld.regenerate\",\"arguments\":[{\"uri\":\"file:///t.py\","
+           "\"range\":{\"start\":{\"line\":0,\"character\":0},\"end\":{\"line\":0,\"character\":"
+           "5}}}]}}");
     CHECK_EQ_I(reqs[1].kind, LSP_REQ_REGENERATE);
     it = (lsp_completion_item){.text = "y = 2", .len = 5, .start = 0, .end = 5, .confidence = -1};
     lsp_server_complete(s, tokens[1], &it, 1, BASE_OK, NULL);
-    json_t *a = drain();
+    json_t *a = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(a), 2);
     CHECK_STR(json_string_value(json_object_get(json_array_get(a, 0), "method")),
               "workspace/applyEdit");
@@ -352,67 +341,72 @@ static void test_commands(void) {
     snprintf(msg, sizeof(msg), "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"applied\":true}}",
              (long long)json_integer_value(ae_id));
     json_decref(a);
-    send(s, msg);
+    lsp_test_send(s, msg);
     CHECK_EQ_U(out.len, 0);
     /* A response with an unknown id: logged, nothing else. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":999,\"result\":null}");
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"id\":999,\"result\":null}");
     m = reply();
     CHECK_STR(json_string_value(json_object_get(m, "method")), "window/logMessage");
     json_decref(m);
     /* infilld.accepted */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":23,\"method\":\"workspace/executeCommand\",\"params\":{"
-            "\"command\":\"infilld.accepted\",\"arguments\":[{\"requestId\":1,\"acceptedLength\":"
-            "7}]}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":23,\"method\":\"workspace/executeCommand\",\"params\":{"
+           "\"command\":\"infilld.accepted\",\"arguments\":[{\"requestId\":1,\"acceptedLength\":"
+           "7}]}}");
     CHECK_EQ_I(n_accepted, 1);
     CHECK_EQ_U(accepted_len, 7);
     json_decref(reply());
     /* Bad params name the field. */
-    send(s,
-         "{\"jsonrpc\":\"2.0\",\"id\":24,\"method\":\"textDocument/inlineCompletion\",\"params\":"
-         "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":\"1\","
-         "\"character\":0},\"context\":{\"triggerKind\":1}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":24,\"method\":\"textDocument/inlineCompletion\",\"params\":"
+           "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":\"1\","
+           "\"character\":0},\"context\":{\"triggerKind\":1}}}");
     m = reply();
     CHECK_EQ_I(err_code(m), -32602);
     CHECK(strstr(json_string_value(json_object_get(json_object_get(m, "error"), "message")),
                  "position.line") != NULL);
     json_decref(m);
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":25,\"method\":\"workspace/executeCommand\",\"params\":{"
-            "\"command\":\"nope\"}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":25,\"method\":\"workspace/executeCommand\",\"params\":{"
+           "\"command\":\"nope\"}}");
     m = reply();
     CHECK_EQ_I(err_code(m), -32602);
     json_decref(m);
     /* Notification with an id; unknown method; invalid JSON. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":26,\"method\":\"initialized\",\"params\":{}}");
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"id\":26,\"method\":\"initialized\",\"params\":{}}");
     m = reply();
     CHECK_EQ_I(err_code(m), -32600);
     json_decref(m);
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":27,\"method\":\"x/y\"}");
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"id\":27,\"method\":\"x/y\"}");
     m = reply();
     CHECK_EQ_I(err_code(m), -32601);
     json_decref(m);
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":28,");
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"id\":28,");
     m = reply();
     CHECK_EQ_I(err_code(m), -32700);
     json_decref(m);
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":29,\"method\":\"a\xff\"}");
+    lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"id\":29,\"method\":\"a\xff\"}");
     m = reply();
     CHECK_EQ_I(err_code(m), -32700);
     json_decref(m);
     /* didChange for an unknown document, and out of range: logged, text kept. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{"
-            "\"textDocument\":{\"uri\":\"file:///nope\",\"version\":2},\"contentChanges\":[]}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{"
+           "\"textDocument\":{\"uri\":\"file:///nope\",\"version\":2},\"contentChanges\":[]}}");
     m = reply();
     CHECK_STR(json_string_value(json_object_get(m, "method")), "window/logMessage");
     json_decref(m);
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{"
-            "\"textDocument\":{\"uri\":\"file:///t.py\",\"version\":2},\"contentChanges\":[{"
-            "\"range\":{\"start\":{\"line\":9,\"character\":0},\"end\":{\"line\":9,\"character\":"
-            "0}},\"text\":\"boom\"}]}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{"
+           "\"textDocument\":{\"uri\":\"file:///t.py\",\"version\":2},\"contentChanges\":[{"
+           "\"range\":{\"start\":{\"line\":9,\"character\":0},\"end\":{\"line\":9,\"character\":"
+           "0}},\"text\":\"boom\"}]}}");
     m = reply();
     CHECK_STR(json_string_value(json_object_get(m, "method")), "window/logMessage");
     json_decref(m);
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"infilld/viewFileText\",\"params\":{"
-            "\"textDocument\":{\"uri\":\"file:///t.py\"}}}");
+    lsp_test_send(s,
+                  "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"infilld/viewFileText\",\"params\":{"
+                  "\"textDocument\":{\"uri\":\"file:///t.py\"}}}");
     m = reply();
     CHECK(strncmp(json_string_value(json_object_get(m, "result")), "x = 1\nh", 7) == 0);
     json_decref(m);
@@ -426,33 +420,36 @@ static void test_commands(void) {
     json_decref(m);
     lsp_server_progress_end(s, h, "done");
     CHECK_EQ_U(out.len, 0);
-    send(s, msg);
-    a = drain();
+    lsp_test_send(s, msg);
+    a = lsp_test_drain(&out);
     CHECK_EQ_U(json_array_size(a), 2); /* begin + end */
     json_decref(a);
     /* An edit ends pending completions of that document with null. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":32,\"method\":\"textDocument/completion\",\"params\":"
-            "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
-            "5}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":32,\"method\":\"textDocument/completion\",\"params\":"
+           "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
+           "5}}}");
     CHECK_EQ_U(lsp_server_pending(s), 1);
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{"
-            "\"textDocument\":{\"uri\":\"file:///t.py\",\"version\":3},\"contentChanges\":[{"
-            "\"range\":{\"start\":{\"line\":0,\"character\":0},\"end\":{\"line\":0,\"character\":"
-            "0}},\"text\":\"#\"}]}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{"
+           "\"textDocument\":{\"uri\":\"file:///t.py\",\"version\":3},\"contentChanges\":[{"
+           "\"range\":{\"start\":{\"line\":0,\"character\":0},\"end\":{\"line\":0,\"character\":"
+           "0}},\"text\":\"#\"}]}}");
     CHECK_EQ_U(lsp_server_pending(s), 0);
     m = reply();
     CHECK_EQ_I(json_integer_value(json_object_get(m, "id")), 32);
     CHECK(json_is_null(json_object_get(m, "result")));
     json_decref(m);
     /* Pending work is cancelled when the session goes. */
-    send(s, "{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"textDocument/completion\",\"params\":"
-            "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
-            "5}}}");
+    lsp_test_send(
+        s, "{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"textDocument/completion\",\"params\":"
+           "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
+           "5}}}");
     CHECK_EQ_U(lsp_server_pending(s), 1);
     int before = n_cancels;
     lsp_server_free(s);
     CHECK_EQ_I(n_cancels, before + 1);
-    json_decref(drain());
+    json_decref(lsp_test_drain(&out));
 }
 
 int main(void) {

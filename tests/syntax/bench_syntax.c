@@ -73,38 +73,42 @@ static char *gen_c(size_t *len, size_t *cursors, size_t *nc) {
     return base_buf_steal(&b, len);
 }
 
-/* Types 'x' at n random places of text, one at a time, reparsing after each
- * and after undoing it; out[i] is the reparse time after the i-th edit. */
+/* Types 'x' at pos of text, reparses t (timed), then undoes it and
+ * reparses again; returns the milliseconds of the first reparse, -1 on OOM. */
+static double time_edit(ifl_tree *t, const char *text, size_t len, size_t pos) {
+    lsp_point pt = {0, 0};
+    for (size_t k = 0; k < pos; k++) {
+        if (text[k] == '\n') {
+            pt.row++;
+            pt.column = 0;
+        } else {
+            pt.column++;
+        }
+    }
+    char *nt = malloc(len + 2);
+    if (!nt)
+        return -1;
+    memcpy(nt, text, pos);
+    nt[pos] = 'x';
+    memcpy(nt + pos + 1, text + pos, len - pos + 1);
+    lsp_edit_event ev = {pos, pos, pos + 1, pt, pt, {pt.row, pt.column + 1}};
+    uint64_t a = cpu_ns();
+    ifl_tree_edit(t, &ev);
+    ifl_tree_update(t, nt, len + 1);
+    double ms = (double)(cpu_ns() - a) / 1e6;
+    lsp_edit_event undo = {pos, pos + 1, pos, pt, {pt.row, pt.column + 1}, pt};
+    ifl_tree_edit(t, &undo);
+    ifl_tree_update(t, text, len);
+    free(nt);
+    return ms;
+}
+
+/* n edits at random places of text; out[i] is the i-th reparse time. */
 static void reparse_edits(ifl_tree *t, const char *text, size_t len, double *out, size_t n) {
     base_rng rng;
     base_rng_seed(&rng, 7);
-    for (size_t i = 0; i < n; i++) {
-        size_t pos = (size_t)(base_rng_next(&rng) % len);
-        lsp_point pt = {0, 0};
-        for (size_t k = 0; k < pos; k++) {
-            if (text[k] == '\n') {
-                pt.row++;
-                pt.column = 0;
-            } else {
-                pt.column++;
-            }
-        }
-        char *nt = malloc(len + 2);
-        if (!nt)
-            return;
-        memcpy(nt, text, pos);
-        nt[pos] = 'x';
-        memcpy(nt + pos + 1, text + pos, len - pos + 1);
-        lsp_edit_event ev = {pos, pos, pos + 1, pt, pt, {pt.row, pt.column + 1}};
-        uint64_t a = cpu_ns();
-        ifl_tree_edit(t, &ev);
-        ifl_tree_update(t, nt, len + 1);
-        out[i] = (double)(cpu_ns() - a) / 1e6;
-        lsp_edit_event undo = {pos, pos + 1, pos, pt, {pt.row, pt.column + 1}, pt};
-        ifl_tree_edit(t, &undo);
-        ifl_tree_update(t, text, len);
-        free(nt);
-    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = time_edit(t, text, len, (size_t)(base_rng_next(&rng) % len));
 }
 
 /* Reparse times on a real file: 200 one-character edits inside identifiers
@@ -141,30 +145,7 @@ static void bench_file(const char *lang, const char *path) {
                 pos = 1 + (size_t)(base_rng_next(&rng) % (len - 1));
             while (!(text[pos] >= 'a' && text[pos] <= 'z' && text[pos - 1] >= 'a' &&
                      text[pos - 1] <= 'z'));
-            lsp_point pt = {0, 0};
-            for (size_t k = 0; k < pos; k++) {
-                if (text[k] == '\n') {
-                    pt.row++;
-                    pt.column = 0;
-                } else {
-                    pt.column++;
-                }
-            }
-            char *nt = malloc(len + 2);
-            if (!nt)
-                break;
-            memcpy(nt, text, pos);
-            nt[pos] = 'x';
-            memcpy(nt + pos + 1, text + pos, len - pos + 1);
-            lsp_edit_event ev = {pos, pos, pos + 1, pt, pt, {pt.row, pt.column + 1}};
-            uint64_t a = cpu_ns();
-            ifl_tree_edit(t, &ev);
-            ifl_tree_update(t, nt, len + 1);
-            out[i] = (double)(cpu_ns() - a) / 1e6;
-            lsp_edit_event undo = {pos, pos + 1, pos, pt, {pt.row, pt.column + 1}, pt};
-            ifl_tree_edit(t, &undo);
-            ifl_tree_update(t, text, len);
-            free(nt);
+            out[i] = time_edit(t, text, len, pos);
         }
         printf("%s (%s, %zu lines): %s: %zu segments, %zu syntax errors, first parse %.1f ms\n",
                path, lang, lines, pass ? "one tree" : "segments", ifl_tree_segment_count(t),

@@ -1,0 +1,28 @@
+/* Shared lsp test I/O (see lsp_test_io.h). */
+#include "lsp_test_io.h"
+
+#include <string.h>
+
+void lsp_test_send(lsp_server *s, const char *json) {
+    base_buf b;
+    base_buf_init(&b);
+    lsp_frame_write(&b, json, strlen(json));
+    lsp_server_feed(s, b.data, b.len);
+    base_buf_deinit(&b);
+}
+
+json_t *lsp_test_drain(base_buf *out) {
+    json_t *arr = json_array();
+    lsp_framer *f = lsp_framer_new(0);
+    lsp_framer_push(f, out->data ? out->data : "", out->len);
+    for (;;) {
+        lsp_frame fr;
+        lsp_framer_next(f, &fr);
+        if (fr.kind != LSP_FRAME_MESSAGE)
+            break;
+        json_array_append_new(arr, json_loadb(fr.body, fr.len, 0, NULL));
+    }
+    lsp_framer_free(f);
+    out->len = 0;
+    return arr;
+}

@@ -1,0 +1,18 @@
+/* Shared by the lsp unit tests that drive an lsp_server in memory: framing
+ * a message into the server, and reading back what it wrote. */
+#ifndef INFILLD_TESTS_LSP_TEST_IO_H
+#define INFILLD_TESTS_LSP_TEST_IO_H
+
+#include "base.h"
+#include "lsp.h"
+
+#include <jansson.h>
+
+/* Frames json (Content-Length header) and feeds it to the server. */
+void lsp_test_send(lsp_server *s, const char *json);
+
+/* The messages framed in out (everything the server wrote since the last
+ * call), as a JSON array; empties out. */
+json_t *lsp_test_drain(base_buf *out);
+
+#endif
