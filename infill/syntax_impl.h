@@ -29,6 +29,7 @@ struct ifl_tree {
     size_t seg_bytes; /* target segment size; 0: one segment */
     bool rebuild;     /* cut and parse afresh on the next update */
     bool dirty;       /* edited since the last update */
+    bool timed_out;   /* the last update ran out of time on this text */
     long errors;      /* sum over segments; -1 when not counted yet */
     /* A C/C++ include guard, parsed as blanks (SIZE_MAX when none): the
      * `#ifndef NAME` at [guard_if, guard_if_end) and the `#endif` at

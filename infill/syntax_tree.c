@@ -1050,6 +1050,11 @@ base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
         text = "";
     if (!t->rebuild && !t->dirty && t->len == len)
         return BASE_OK;
+    /* The text the grammar could not parse in time, unchanged: do not spend
+     * the budget on it again. */
+    if (t->timed_out && !t->dirty && t->len == len)
+        return BASE_ERR_TIMEOUT;
+    t->timed_out = false;
     base_status st = BASE_OK;
     if (t->rebuild || t->len != len || t->nseg == 0) {
         t->len = len;
@@ -1085,6 +1090,9 @@ base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
     }
     if (st != BASE_OK) {
         t->rebuild = true;
+        t->len = len;
+        t->dirty = false;
+        t->timed_out = st == BASE_ERR_TIMEOUT;
         return st;
     }
     t->dirty = false;

@@ -25,6 +25,8 @@ int main(void) {
     if (!t)
         return check_finish("test_syntax_guard");
     CHECK_EQ_I(ifl_tree_update(t, hang, n), BASE_ERR_TIMEOUT);
+    /* The same text again: answered without another try. */
+    CHECK_EQ_I(ifl_tree_update(t, hang, n), BASE_ERR_TIMEOUT);
     ifl_span sp;
     CHECK(ifl_tree_locate(t, hang, n, 10, 0, 0, &sp) != BASE_OK);
     /* The text entry points parse on their own and give up the same way. */
