@@ -921,6 +921,30 @@ static bool ifl__same_trimmed(const char *x, size_t a, size_t b, const char *y, 
     return ifl__same_line(x, a, b, y, c, d);
 }
 
+/* Do candidate lines i.. repeat the code after the hole from its line nxs
+ * on? Line i equals line nxs; so must each following non-blank candidate
+ * line the next non-blank suffix line, for two lines or up to the
+ * candidate's end. A candidate that equals the next line once and then goes
+ * elsewhere wrote code that happens to equal it (a branch appending the same
+ * item, say), not a copy of the suffix. */
+static bool ifl__repeats_suffix(const char *c, const ifl__line *L, size_t n, size_t i,
+                                const char *s, size_t len, size_t nxs) {
+    size_t k = nxs;
+    int matched = 0;
+    for (size_t j = i; j < n; j++) {
+        if (ifl__blank(c, L[j].a, L[j].b))
+            continue;
+        if (k == SIZE_MAX)
+            return true; /* past the end of the file: the copy ran over */
+        if (!ifl__same_trimmed(c, L[j].a, L[j].b, s, k, ifl__line_end(s, len, k)))
+            return false;
+        if (++matched >= 2)
+            return true;
+        k = ifl__next_nonblank(s, len, k);
+    }
+    return true;
+}
+
 /* Re-indents lines [first, n) of the candidate in buf to the file's style.
  * `base` is the indentation (columns) below which the candidate's own step
  * is not applied. Lines keep any sub-step remainder as spaces. */
@@ -1231,7 +1255,8 @@ static base_status ifl__postprocess(ifl_tree *t, const char *lang, const char *s
             if (nxs != SIZE_MAX && (starts_line || prefix_blank) &&
                 sp->kind != IFL_SPAN_SELECTION &&
                 ifl__same_trimmed(b.data, a, e, s, nxs, ifl__line_end(s, len, nxs)) &&
-                ind == ifl__line_indent(s, len, nxs, fs.width)) {
+                ind == ifl__line_indent(s, len, nxs, fs.width) &&
+                ifl__repeats_suffix(b.data, L, n, i, s, len, nxs)) {
                 cut = i;
                 break;
             }
