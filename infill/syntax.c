@@ -1,10 +1,11 @@
 /* infill syntax: span location, candidate post-processing and validation.
  *
- * Reading order: language selection; ifl_tree (one incrementally parsed
- * buffer); line helpers and the file's indentation style; span location
+ * Reading order: language selection; line helpers and the file's
+ * indentation style; span location
  * (ifl__locate, the rules documented in docs/SPANS.md); the bracket lexer;
  * validation (ifl__validate); post-processing (ifl__postprocess); the _text
- * entry points, which wrap a throw-away ifl_tree. */
+ * entry points, which wrap a throw-away ifl_tree. The trees themselves (one
+ * incrementally parsed buffer, kept as segments) are in syntax_tree.c. */
 #include "syntax.h"
 
 #include "syntax_impl.h"
