@@ -35,6 +35,10 @@ struct ifl_tree {
      * `#ifndef NAME` at [guard_if, guard_if_end) and the `#endif` at
      * [guard_end, guard_end_end). */
     size_t guard_if, guard_if_end, guard_end, guard_end_end;
+    /* Bytes edited since the last update, in current offsets (a union), so
+     * that an edit of a preprocessor line looks for the guard again. */
+    size_t edit_lo, edit_hi;
+    bool edited;
     TSQuery *spans;       /* borrowed (shared per language); NULL when absent */
     TSQueryCursor *qc;    /* owned */
     uint32_t cap_comment; /* capture ids in spans; UINT32_MAX when absent */

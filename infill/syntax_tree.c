@@ -977,6 +977,16 @@ void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
         return;
     t->dirty = true;
     t->errors = -1;
+    if (!t->edited) {
+        t->edit_lo = ev->start_byte;
+        t->edit_hi = ev->new_end_byte;
+        t->edited = true;
+    } else {
+        if (t->edit_hi >= ev->old_end_byte)
+            t->edit_hi = t->edit_hi + ev->new_end_byte - ev->old_end_byte;
+        t->edit_lo = BASE_MIN(t->edit_lo, ev->start_byte);
+        t->edit_hi = BASE_MAX(t->edit_hi, ev->new_end_byte);
+    }
     if (t->rebuild || t->nseg == 0)
         return;
     if (ev->old_end_byte < ev->start_byte || ev->old_end_byte > t->len) {
@@ -1041,6 +1051,33 @@ void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
     t->len = (size_t)((long)t->len + dbytes);
 }
 
+/* Did the edits since the last update touch a C/C++ preprocessor line, and
+ * does the include guard now read differently (found, lost or moved)? The
+ * guard is looked for when the buffer is cut afresh; this brings a guard
+ * typed in (or taken out) later to the same tree a fresh parse gives. */
+static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
+    if (strcmp(t->lang, "c") != 0 && strcmp(t->lang, "cpp") != 0)
+        return false;
+    size_t lo = BASE_MIN(t->edit_lo, len), hi = BASE_MIN(t->edit_hi, len);
+    while (lo > 0 && s[lo - 1] != '\n')
+        lo--;
+    bool hash = false;
+    for (size_t ls = lo; ls <= hi && ls < len && !hash;) {
+        size_t i = ls;
+        while (i < len && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        hash = i < len && s[i] == '#';
+        const char *nl = memchr(s + ls, '\n', len - ls);
+        ls = nl ? (size_t)(nl - s) + 1 : len;
+    }
+    if (!hash)
+        return false;
+    size_t was[4] = {t->guard_if, t->guard_if_end, t->guard_end, t->guard_end_end};
+    ifl__find_guard(t, s, len);
+    return was[0] != t->guard_if || was[1] != t->guard_if_end || was[2] != t->guard_end ||
+           was[3] != t->guard_end_end;
+}
+
 base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
     if (!t || (!text && len))
         return BASE_ERR_INVALID;
@@ -1055,6 +1092,9 @@ base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
     if (t->timed_out && !t->dirty && t->len == len)
         return BASE_ERR_TIMEOUT;
     t->timed_out = false;
+    if (t->edited && !t->rebuild && ifl__guard_may_change(t, text, len))
+        t->rebuild = true;
+    t->edited = false;
     base_status st = BASE_OK;
     if (t->rebuild || t->len != len || t->nseg == 0) {
         t->len = len;

@@ -41,16 +41,17 @@ const syntax_edits_seed syntax_edits_seeds[] = {
 };
 const size_t syntax_edits_nseeds = sizeof(syntax_edits_seeds) / sizeof(syntax_edits_seeds[0]);
 
-/* Several top-level constructs each, with the places where a cut between
- * them would be wrong: declarations over two lines, decorators, comments and
- * strings over column-0 lines, statements without semicolons. Edits move and
- * break those places. */
+/* Several top-level constructs each (the C one inside an include guard),
+ * with the places where a cut between them would be wrong: declarations over two lines, decorators,
+ * comments and strings over column-0 lines, statements without semicolons. Edits move and break
+ * those places. */
 const syntax_edits_seed syntax_edits_multi[] = {
     {"c",
-     "#include <stdio.h>\n#define TWICE(x) \\\n((x) * 2)\n\nstatic int\ncount(const char *s)\n{\n"
+     "/* count.h */\n#ifndef COUNT_H\n#define COUNT_H\n#include <stdio.h>\n#define TWICE(x) \\\n"
+     "((x) * 2)\n\nstatic int\ncount(const char *s)\n{\n"
      "    int n = 0;\n    while (*s++)\n        n++;\n    return n;\n}\n\n/* a comment\nover "
      "lines */\nstruct point {\n    int x, y;\n};\n\n#ifdef DEBUG\nint debug = 1;\n#endif\n"
-     "int main(void) {\n    return count(\"x\");\n}\n"},
+     "int main(void) {\n    return count(\"x\");\n}\n#endif /* COUNT_H */\n"},
     {"cpp",
      "namespace a {\nint f(int x) { return x; }\nclass B {\npublic:\n    int g() const;\n};\n}  "
      "// namespace a\n\ntemplate <typename T>\nT twice(T x) {\n    return x + x;\n}\n\nint "
