@@ -13,13 +13,16 @@
  * segment only; later segments just move.
  *
  * The row of segments equals a parse of the whole buffer when every cut is
- * sound; a cut is kept only when the code before it ends cleanly (its last
- * top-level node has no error, the lexer is not inside a comment or string)
- * and the line after it starts a construct on its own (not an operator, a
- * bracket or a continuation keyword such as `else`). Otherwise the two
- * segments merge. With syntax errors at a cut the trees may differ from the
- * whole-buffer parse, as tree-sitter's own error recovery does after an
- * incremental edit; error-free text always gives the same S-expression
+ * sound. A cut is kept only while the line after it starts a construct on
+ * its own (not an operator, a bracket or a continuation word such as
+ * `else`) and nothing runs on across it (a comment, string, bracket or
+ * preprocessor conditional left open, a backslash, a decorator); an error
+ * that reaches the end of the code before it merges the two segments when
+ * parsing them as one has fewer errors (one construct cut in two). C/C++
+ * include guards are parsed as blanks so headers can be cut; JSON and shell
+ * scripts stay one tree. With syntax errors at a cut the trees may differ
+ * from the whole-buffer parse, as tree-sitter's own error recovery does
+ * after an incremental edit; error-free text gives the same S-expression
  * (tests/syntax: test_syntax_edits, test_syntax_segments). */
 #include "syntax.h"
 
