@@ -178,7 +178,7 @@ static size_t ifl__next_nonblank(const char *s, size_t len, size_t pos) {
     return SIZE_MAX;
 }
 
-static bool ifl__word_char(char c) {
+bool ifl__word_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            (unsigned char)c >= 0x80;
 }

@@ -56,6 +56,9 @@ bool ifl__tree_at(ifl_tree *t, size_t pos, TSNode *root, size_t *base);
  * pathological time (t may get a new parser), ERR_NOMEM otherwise. */
 TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t len, base_status *st);
 
+/* Letters, digits, '_' and any non-ASCII byte (syntax.c). */
+bool ifl__word_char(char c);
+
 /* ERROR and MISSING nodes under n; *inside (when non-NULL) counts those
  * within [a, b). */
 size_t ifl__count_errors_in(TSNode n, size_t a, size_t b, size_t *inside);

@@ -371,17 +371,6 @@ done:
 
 /* ---- segments ------------------------------------------------------------------------ */
 
-static size_t ifl__line_end_of(const char *s, size_t len, size_t pos) {
-    while (pos < len && s[pos] != '\n')
-        pos++;
-    return pos;
-}
-
-static bool ifl__wordc(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           (unsigned char)c >= 0x80;
-}
-
 /* Does the line at ls (column 0) start a construct that cannot continue the
  * code before it? Code in column 0 that starts with a word, a quote, '#',
  * '@' or '$'; not an operator, a bracket or a word that only continues a
@@ -397,10 +386,10 @@ static bool ifl__starts_construct(const char *lang, const char *s, size_t len, s
     }
     if (c == '/' || c == '-') /* comments (and operators) */
         return false;
-    if (!(ifl__wordc(c) || c == '"' || c == '\'' || c == '@' || c == '$'))
+    if (!(ifl__word_char(c) || c == '"' || c == '\'' || c == '@' || c == '$'))
         return false;
     size_t e = ls;
-    while (e < len && ifl__wordc(s[e]))
+    while (e < len && ifl__word_char(s[e]))
         e++;
     static const char *const cont[] = {
         "else", "elif",    "except", "finally", "catch",     "end",   "fi",      "done",
@@ -447,7 +436,7 @@ static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
     while (i < n && (s[i] == ' ' || s[i] == '\t'))
         i++;
     size_t w = i;
-    while (i < n && ifl__wordc(s[i]))
+    while (i < n && ifl__word_char(s[i]))
         i++;
     if ((i - w == 2 && memcmp(s + w, "if", 2) == 0) ||
         (i - w == 5 && memcmp(s + w, "ifdef", 5) == 0) ||
@@ -523,7 +512,7 @@ static size_t ifl__directive(const char *s, size_t len, size_t i, const char *wo
     while (i < len && (s[i] == ' ' || s[i] == '\t'))
         i++;
     size_t k = strlen(word);
-    if (i + k > len || memcmp(s + i, word, k) != 0 || (i + k < len && ifl__wordc(s[i + k])))
+    if (i + k > len || memcmp(s + i, word, k) != 0 || (i + k < len && ifl__word_char(s[i + k])))
         return 0;
     return i + k;
 }
@@ -545,7 +534,7 @@ static void ifl__find_guard(ifl_tree *t, const char *s, size_t len) {
     while (e < len && (s[e] == ' ' || s[e] == '\t'))
         e++;
     size_t n0 = e;
-    while (e < len && ifl__wordc(s[e]))
+    while (e < len && ifl__word_char(s[e]))
         e++;
     if (e == n0)
         return;
@@ -556,7 +545,7 @@ static void ifl__find_guard(ifl_tree *t, const char *s, size_t len) {
     while (de < len && (s[de] == ' ' || s[de] == '\t'))
         de++;
     if (len - de < e - n0 || memcmp(s + de, s + n0, e - n0) != 0 ||
-        (de + (e - n0) < len && ifl__wordc(s[de + (e - n0)])))
+        (de + (e - n0) < len && ifl__word_char(s[de + (e - n0)])))
         return;
     /* The #endif that closes it: conditionals counted line by line, outside
      * comments and strings. */
@@ -788,8 +777,8 @@ static base_status ifl__cut(ifl_tree *t, const char *s, size_t len, size_t a, si
     ifl__lexpos lx;
     ifl__lexpos_for(&lx, t, s);
     for (size_t ls = a; ls < b;) {
-        size_t le = ifl__line_end_of(s, b, ls);
-        size_t next = le < b ? le + 1 : b;
+        const char *nl = memchr(s + ls, '\n', b - ls);
+        size_t next = nl ? (size_t)(nl - s) + 1 : b;
         if (t->seg_bytes && ls > piece && ls - piece >= t->seg_bytes && ifl__lexpos_in_code(&lx) &&
             lx.depth == 0 && ifl__starts_construct(t->lang, s, len, ls)) {
             base_status st = ifl__seg_reserve(t, t->nseg + 1);
