@@ -3,6 +3,25 @@
 
 #include <string.h>
 
+base_buf lsp_test_out;
+
+void lsp_test_write(void *ud, const char *data, size_t n) {
+    (void)ud;
+    base_buf_append(&lsp_test_out, data, n);
+}
+
+void lsp_test_no_complete(void *ud, lsp_server *s, const lsp_completion_req *r) {
+    (void)ud;
+    (void)s;
+    (void)r;
+}
+
+void lsp_test_no_cancel(void *ud, lsp_server *s, lsp_token t) {
+    (void)ud;
+    (void)s;
+    (void)t;
+}
+
 void lsp_test_send(lsp_server *s, const char *json) {
     base_buf b;
     base_buf_init(&b);

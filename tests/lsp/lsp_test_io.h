@@ -8,6 +8,15 @@
 
 #include <jansson.h>
 
+/* What the server wrote: lsp_test_write (an lsp_server_hooks.write) appends
+ * every byte here. */
+extern base_buf lsp_test_out;
+void lsp_test_write(void *ud, const char *data, size_t n);
+
+/* A provider that answers nothing (for tests of the server's own work). */
+void lsp_test_no_complete(void *ud, lsp_server *s, const lsp_completion_req *r);
+void lsp_test_no_cancel(void *ud, lsp_server *s, lsp_token t);
+
 /* Frames json (Content-Length header) and feeds it to the server. */
 void lsp_test_send(lsp_server *s, const char *json);
 

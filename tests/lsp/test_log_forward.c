@@ -12,34 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static base_buf out;
 static atomic_int wakes;
 
-static void w(void *ud, const char *d, size_t n) {
-    (void)ud;
-    base_buf_append(&out, d, n);
-}
-static void p_complete(void *ud, lsp_server *s, const lsp_completion_req *r) {
-    (void)ud;
-    (void)s;
-    (void)r;
-}
-static void p_cancel(void *ud, lsp_server *s, lsp_token t) {
-    (void)ud;
-    (void)s;
-    (void)t;
-}
-
 static lsp_server *ready(void) {
-    lsp_server_hooks h = {.write = w};
-    lsp_provider_i p = {.complete = p_complete, .cancel = p_cancel};
+    lsp_server_hooks h = {.write = lsp_test_write};
+    lsp_provider_i p = {.complete = lsp_test_no_complete, .cancel = lsp_test_no_cancel};
     lsp_server *s = lsp_server_new(&h, &p, NULL, NULL);
     CHECK(s != NULL);
     lsp_test_send(
         s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"processId\":null,"
            "\"capabilities\":{}}}");
     lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
-    json_decref(lsp_test_drain(&out));
+    json_decref(lsp_test_drain(&lsp_test_out));
     return s;
 }
 
@@ -77,7 +61,7 @@ static void forward(void *ud, const lsp_log_line *line) {
 static json_t *forward_all(lsp_logq *q, lsp_server *s, size_t expect_lines) {
     fwd_target = s;
     CHECK_EQ_U(lsp_logq_drain(q, forward, NULL), expect_lines);
-    return lsp_test_drain(&out);
+    return lsp_test_drain(&lsp_test_out);
 }
 
 static size_t count(json_t *msgs, const char *method) {
@@ -131,7 +115,7 @@ static void test_levels(lsp_logq *q) {
     /* Trace "messages": info and above also as $/logTrace; debug stays out. */
     lsp_test_send(
         s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/setTrace\",\"params\":{\"value\":\"messages\"}}");
-    json_decref(lsp_test_drain(&out));
+    json_decref(lsp_test_drain(&lsp_test_out));
     CHECK_EQ_I(lsp_server_log_wants(s), BASE_LOG_INFO);
     log_from_thread(mixed);
     msgs = forward_all(q, s, 4);
@@ -144,7 +128,7 @@ static void test_levels(lsp_logq *q) {
     /* Trace "verbose": every level, debug included. */
     lsp_test_send(
         s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/setTrace\",\"params\":{\"value\":\"verbose\"}}");
-    json_decref(lsp_test_drain(&out));
+    json_decref(lsp_test_drain(&lsp_test_out));
     CHECK_EQ_I(lsp_server_log_wants(s), BASE_LOG_TRACE);
     log_from_thread(mixed);
     msgs = forward_all(q, s, 4);
@@ -159,7 +143,7 @@ static void test_levels(lsp_logq *q) {
     lsp_test_send(
         s, "{\"jsonrpc\":\"2.0\",\"method\":\"workspace/didChangeConfiguration\",\"params\":{"
            "\"settings\":{\"clientLogLevel\":\"info\"}}}");
-    json_decref(lsp_test_drain(&out));
+    json_decref(lsp_test_drain(&lsp_test_out));
     CHECK_EQ_I(lsp_server_log_wants(s), BASE_LOG_INFO);
     log_from_thread(mixed);
     msgs = forward_all(q, s, 4);
@@ -193,14 +177,14 @@ static void test_levels(lsp_logq *q) {
      * second time (it already went out as window/logMessage). */
     lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didClose\",\"params\":{"
                      "\"textDocument\":{\"uri\":\"file:///nope\"}}}");
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(count(msgs, "window/logMessage"), 1);
     json_decref(msgs);
     CHECK_EQ_U(lsp_logq_drain(q, forward, NULL), 0);
 
     /* After shutdown nothing is forwarded. */
     lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"shutdown\"}");
-    json_decref(lsp_test_drain(&out));
+    json_decref(lsp_test_drain(&lsp_test_out));
     CHECK_EQ_I(lsp_server_log_wants(s), BASE_LOG_OFF);
     log_from_thread(mixed);
     msgs = forward_all(q, s, 4);
@@ -224,14 +208,14 @@ static void test_no_recursion(lsp_logq *q) {
     fwd_target = s;
     CHECK_EQ_U(lsp_logq_drain(q, forward_and_log, NULL), 1);
     CHECK_EQ_U(lsp_logq_drain(q, forward_and_log, NULL), 0);
-    json_t *msgs = lsp_test_drain(&out);
+    json_t *msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     json_decref(msgs);
     /* Outside forwarding, the same thread's lines are queued as usual. */
     BASE_LOGW("dmn", "ordinary");
     CHECK_EQ_U(lsp_logq_drain(q, NULL, NULL), 1);
     lsp_server_free(s);
-    json_decref(lsp_test_drain(&out));
+    json_decref(lsp_test_drain(&lsp_test_out));
 }
 
 static void test_overflow(void) {
@@ -280,13 +264,13 @@ static void test_overflow(void) {
     base_log_set_hook(NULL, NULL);
     lsp_logq_free(q);
     lsp_server_free(s);
-    json_decref(lsp_test_drain(&out));
+    json_decref(lsp_test_drain(&lsp_test_out));
 }
 
 int main(void) {
     base_log_set_level(BASE_LOG_OFF); /* stderr stays quiet; the hook level decides */
     base_log_set_hook_level(BASE_LOG_TRACE);
-    base_buf_init(&out);
+    base_buf_init(&lsp_test_out);
     lsp_logq *q = lsp_logq_new(0, wake, NULL);
     CHECK(q != NULL);
     base_log_set_hook(lsp_logq_hook, q);
@@ -304,6 +288,6 @@ int main(void) {
     CHECK_EQ_U(lsp_logq_drain(g, NULL, NULL), 1);
     base_log_set_hook(NULL, NULL);
     lsp_logq_free(g);
-    base_buf_deinit(&out);
+    base_buf_deinit(&lsp_test_out);
     return check_finish("test_log_forward");
 }

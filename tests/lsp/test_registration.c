@@ -9,23 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static base_buf out;
-
-static void w(void *ud, const char *d, size_t n) {
-    (void)ud;
-    base_buf_append(&out, d, n);
-}
-static void p_complete(void *ud, lsp_server *s, const lsp_completion_req *r) {
-    (void)ud;
-    (void)s;
-    (void)r;
-}
-static void p_cancel(void *ud, lsp_server *s, lsp_token t) {
-    (void)ud;
-    (void)s;
-    (void)t;
-}
-
 /* The policy under test: "enabled": false switches inline completion off;
  * "onlyPython": true narrows the selector to Python documents. */
 static bool selector_hook(void *ud, lsp_server *srv, json_t **sel) {
@@ -43,8 +26,9 @@ static const char *method(json_t *m) { return json_string_value(json_object_get(
 /* Initializes a session; returns the initialize result's capabilities
  * (new reference) in *caps. */
 static lsp_server *start(bool dynamic, bool with_hook, json_t **caps) {
-    lsp_server_hooks h = {.write = w, .inline_selector = with_hook ? selector_hook : NULL};
-    lsp_provider_i p = {.complete = p_complete, .cancel = p_cancel};
+    lsp_server_hooks h = {.write = lsp_test_write,
+                          .inline_selector = with_hook ? selector_hook : NULL};
+    lsp_provider_i p = {.complete = lsp_test_no_complete, .cancel = lsp_test_no_cancel};
     lsp_server *s = lsp_server_new(&h, &p, NULL, NULL);
     CHECK(s != NULL);
     char msg[512];
@@ -54,7 +38,7 @@ static lsp_server *start(bool dynamic, bool with_hook, json_t **caps) {
              "\"dynamicRegistration\":%s}}}}}",
              dynamic ? "true" : "false");
     lsp_test_send(s, msg);
-    json_t *msgs = lsp_test_drain(&out);
+    json_t *msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     *caps = json_incref(
         json_object_get(json_object_get(json_array_get(msgs, 0), "result"), "capabilities"));
@@ -85,12 +69,12 @@ static void test_dynamic(void) {
 
     /* Nothing is registered before `initialized`. */
     configure(s, "{\"onlyPython\":false}");
-    json_t *msgs = lsp_test_drain(&out);
+    json_t *msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
 
     lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     json_t *m = json_array_get(msgs, 0);
     CHECK_STR(method(m), "client/registerCapability");
@@ -109,19 +93,19 @@ static void test_dynamic(void) {
     snprintf(resp, sizeof(resp), "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":null}",
              (long long)reg_id1);
     lsp_test_send(s, resp);
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
 
     /* A settings change that leaves the selector alone sends nothing. */
     configure(s, "{\"seed\":3}");
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
 
     /* A narrower selector: unregister the old registration, register anew. */
     configure(s, "{\"onlyPython\":true}");
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 2);
     m = json_array_get(msgs, 0);
     CHECK_STR(method(m), "client/unregisterCapability");
@@ -139,16 +123,16 @@ static void test_dynamic(void) {
 
     /* Switched off: unregister only; off again: nothing; on: register. */
     configure(s, "{\"enabled\":false}");
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     CHECK_STR(method(json_array_get(msgs, 0)), "client/unregisterCapability");
     json_decref(msgs);
     configure(s, "{\"enabled\":false,\"seed\":1}");
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
     configure(s, "{\"enabled\":true}");
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     m = json_array_get(msgs, 0);
     CHECK_STR(method(m), "client/registerCapability");
@@ -161,14 +145,14 @@ static void test_dynamic(void) {
              "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32601,\"message\":\"no\"}}",
              (long long)reg_id3);
     lsp_test_send(s, resp);
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     m = json_array_get(msgs, 0);
     CHECK_STR(method(m), "window/showMessage");
     CHECK_EQ_I(json_integer_value(json_object_get(json_object_get(m, "params"), "type")), 2);
     json_decref(msgs);
     configure(s, "{\"onlyPython\":true}");
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     m = json_array_get(msgs, 0);
     CHECK_STR(method(m), "client/registerCapability");
@@ -178,17 +162,17 @@ static void test_dynamic(void) {
              "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32601,\"message\":\"no\"}}",
              (long long)reg_id4);
     lsp_test_send(s, resp);
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 0); /* shown once only */
     json_decref(msgs);
 
     /* After shutdown nothing is (un)registered. */
     lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"shutdown\"}");
-    json_decref(lsp_test_drain(&out));
+    json_decref(lsp_test_drain(&lsp_test_out));
     json_t *off = json_pack("{s:b}", "enabled", 0);
     lsp_server_set_settings(s, off);
     json_decref(off);
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
     lsp_server_free(s);
@@ -202,7 +186,7 @@ static void test_static(void) {
     lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
     configure(s, "{\"enabled\":false}");
     configure(s, "{\"enabled\":true}");
-    json_t *msgs = lsp_test_drain(&out);
+    json_t *msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 0);
     json_decref(msgs);
     lsp_server_free(s);
@@ -211,7 +195,7 @@ static void test_static(void) {
     s = start(true, false, &caps);
     json_decref(caps);
     lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}");
-    msgs = lsp_test_drain(&out);
+    msgs = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(msgs), 1);
     CHECK_STR(method(json_array_get(msgs, 0)), "client/registerCapability");
     json_decref(msgs);
@@ -220,9 +204,9 @@ static void test_static(void) {
 
 int main(void) {
     base_log_set_level(BASE_LOG_OFF);
-    base_buf_init(&out);
+    base_buf_init(&lsp_test_out);
     test_dynamic();
     test_static();
-    base_buf_deinit(&out);
+    base_buf_deinit(&lsp_test_out);
     return check_finish("test_registration");
 }

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static base_buf out;
 static int exit_code = -1;
 
 static lsp_token tokens[64];
@@ -17,10 +16,6 @@ static int n_reqs, n_cancels, n_accepted, n_open, n_close;
 static lsp_token cancelled[64];
 static uint32_t accepted_len;
 
-static void w(void *ud, const char *d, size_t n) {
-    (void)ud;
-    base_buf_append(&out, d, n);
-}
 static void on_exit_hook(void *ud, lsp_server *s, int code) {
     (void)ud;
     (void)s;
@@ -59,7 +54,7 @@ static void p_close(void *ud, lsp_server *s) {
 
 /* The one message of the drain, with this id; decref'd by the caller. */
 static json_t *reply(void) {
-    json_t *a = lsp_test_drain(&out);
+    json_t *a = lsp_test_drain(&lsp_test_out);
     json_t *m = json_array_size(a) ? json_incref(json_array_get(a, json_array_size(a) - 1)) : NULL;
     json_decref(a);
     return m;
@@ -70,7 +65,7 @@ static long long err_code(json_t *m) {
 }
 
 static lsp_server *new_server(void) {
-    lsp_server_hooks h = {.write = w, .exit = on_exit_hook};
+    lsp_server_hooks h = {.write = lsp_test_write, .exit = on_exit_hook};
     lsp_provider_i p = {.complete = p_complete,
                         .cancel = p_cancel,
                         .accepted = p_accepted,
@@ -123,7 +118,7 @@ static void test_lifecycle(void) {
     lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}");
     CHECK_EQ_I(exit_code, 1);
     lsp_server_free(s);
-    json_decref(lsp_test_drain(&out));
+    json_decref(lsp_test_drain(&lsp_test_out));
 }
 
 static lsp_server *ready(const char *encs, const char *init_opts) {
@@ -143,7 +138,7 @@ static lsp_server *ready(const char *encs, const char *init_opts) {
         s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{\"textDocument\":"
            "{\"uri\":\"file:///t.py\",\"languageId\":\"python\",\"version\":1,\"text\":"
            "\"x = 1\\nh\\u00e9llo \\ud83d\\ude00 w\\u00f6rld\\n\"}}}");
-    json_decref(lsp_test_drain(&out));
+    json_decref(lsp_test_drain(&lsp_test_out));
     return s;
 }
 
@@ -189,7 +184,7 @@ static void test_inline(void) {
         {.text = "\xF0\x9F\x98\x80 go", .len = 7, .start = c - 5, .end = c, .confidence = -1},
     };
     CHECK_EQ_I(lsp_server_complete(s, tokens[1], items, 3, BASE_OK, NULL), BASE_OK);
-    json_t *a = lsp_test_drain(&out);
+    json_t *a = lsp_test_drain(&lsp_test_out);
     m = json_array_get(a, json_array_size(a) - 1);
     json_t *its = json_object_get(json_object_get(m, "result"), "items");
     CHECK_EQ_U(json_array_size(its), 2);
@@ -288,7 +283,7 @@ static void test_inline(void) {
     CHECK_STR(json_string_value(json_object_get(m, "method")), "infilld/status");
     json_decref(m);
     lsp_server_free(s);
-    json_decref(lsp_test_drain(&out));
+    json_decref(lsp_test_drain(&lsp_test_out));
 }
 
 static void test_commands(void) {
@@ -333,7 +328,7 @@ static void test_commands(void) {
     CHECK_EQ_I(reqs[1].kind, LSP_REQ_REGENERATE);
     it = (lsp_completion_item){.text = "y = 2", .len = 5, .start = 0, .end = 5, .confidence = -1};
     lsp_server_complete(s, tokens[1], &it, 1, BASE_OK, NULL);
-    json_t *a = lsp_test_drain(&out);
+    json_t *a = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(a), 2);
     CHECK_STR(json_string_value(json_object_get(json_array_get(a, 0), "method")),
               "workspace/applyEdit");
@@ -342,7 +337,7 @@ static void test_commands(void) {
              (long long)json_integer_value(ae_id));
     json_decref(a);
     lsp_test_send(s, msg);
-    CHECK_EQ_U(out.len, 0);
+    CHECK_EQ_U(lsp_test_out.len, 0);
     /* A response with an unknown id: logged, nothing else. */
     lsp_test_send(s, "{\"jsonrpc\":\"2.0\",\"id\":999,\"result\":null}");
     m = reply();
@@ -419,9 +414,9 @@ static void test_commands(void) {
              (long long)json_integer_value(json_object_get(m, "id")));
     json_decref(m);
     lsp_server_progress_end(s, h, "done");
-    CHECK_EQ_U(out.len, 0);
+    CHECK_EQ_U(lsp_test_out.len, 0);
     lsp_test_send(s, msg);
-    a = lsp_test_drain(&out);
+    a = lsp_test_drain(&lsp_test_out);
     CHECK_EQ_U(json_array_size(a), 2); /* begin + end */
     json_decref(a);
     /* An edit ends pending completions of that document with null. */
@@ -449,16 +444,16 @@ static void test_commands(void) {
     int before = n_cancels;
     lsp_server_free(s);
     CHECK_EQ_I(n_cancels, before + 1);
-    json_decref(lsp_test_drain(&out));
+    json_decref(lsp_test_drain(&lsp_test_out));
 }
 
 int main(void) {
     base_log_set_level(BASE_LOG_OFF);
-    base_buf_init(&out);
+    base_buf_init(&lsp_test_out);
     test_lifecycle();
     test_inline();
     test_commands();
     CHECK_EQ_I(n_open, n_close);
-    base_buf_deinit(&out);
+    base_buf_deinit(&lsp_test_out);
     return check_finish("test_server");
 }
