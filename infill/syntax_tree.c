@@ -721,17 +721,22 @@ static size_t ifl__last_line_len(const char *s, size_t a, size_t b) {
 
 /* Merges segments i and i + 1; the merged tree follows incrementally from
  * i's, which sees the text appended at its end. */
+/* The edit that appends segment b's text to segment a, in a's coordinates:
+ * the points of a's end and of b's end (a usually ends with a line break,
+ * but an edit may have taken it). */
+static TSInputEdit ifl__append_edit(const char *s, const ifl__seg *a, const ifl__seg *b) {
+    TSPoint end = {a->row_count, (uint32_t)ifl__last_line_len(s, a->start, a->start + a->len)};
+    TSPoint nend = {a->row_count + b->row_count,
+                    b->row_count ? (uint32_t)ifl__last_line_len(s, b->start, b->start + b->len)
+                                 : end.column + (uint32_t)b->len};
+    return (TSInputEdit){
+        (uint32_t)a->len, (uint32_t)a->len, (uint32_t)(a->len + b->len), end, end, nend};
+}
+
 static base_status ifl__seg_merge(ifl_tree *t, const char *s, size_t i) {
     ifl__seg *a = &t->segs[i], *b = &t->segs[i + 1];
     if (a->tree) {
-        /* The points of a's end and of b's end, relative to a (a usually
-         * ends with a line break, but an edit may have taken it). */
-        TSPoint end = {a->row_count, (uint32_t)ifl__last_line_len(s, a->start, a->start + a->len)};
-        TSPoint nend = {a->row_count + b->row_count,
-                        b->row_count ? (uint32_t)ifl__last_line_len(s, b->start, b->start + b->len)
-                                     : end.column + (uint32_t)b->len};
-        TSInputEdit ed = {
-            (uint32_t)a->len, (uint32_t)a->len, (uint32_t)(a->len + b->len), end, end, nend};
+        TSInputEdit ed = ifl__append_edit(s, a, b);
         ts_tree_edit(a->tree, &ed);
     }
     a->len += b->len;
@@ -818,20 +823,19 @@ static base_status ifl__cut(ifl_tree *t, const char *s, size_t len, size_t a, si
 
 /* Would segments i and i + 1 parsed as one have fewer syntax errors than
  * apart? Parses the two as one from a copy of i's tree. */
-static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, bool *mends) {
+/* Would segments i and i + 1 parsed as one have fewer syntax errors than
+ * apart? Parses the two as one from a copy of i's tree; *mended is that
+ * tree when they would (the caller merges and keeps it), else NULL. */
+static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, TSTree **mended) {
     ifl__seg *a = &t->segs[i], *b = &t->segs[i + 1];
-    *mends = false;
+    *mended = NULL;
     size_t n = a->len + b->len;
     char *copy = NULL;
     const char *text = ifl__parse_text(t, s, a->start, n, &copy);
     if (!text)
         return BASE_ERR_NOMEM;
     TSTree *trial = ts_tree_copy(a->tree);
-    TSPoint end = {a->row_count, (uint32_t)ifl__last_line_len(s, a->start, a->start + a->len)};
-    TSPoint nend = {a->row_count + b->row_count,
-                    b->row_count ? (uint32_t)ifl__last_line_len(s, b->start, b->start + b->len)
-                                 : end.column + (uint32_t)b->len};
-    TSInputEdit ed = {(uint32_t)a->len, (uint32_t)a->len, (uint32_t)n, end, end, nend};
+    TSInputEdit ed = ifl__append_edit(s, a, b);
     ts_tree_edit(trial, &ed);
     base_status st = BASE_OK;
     TSTree *nt = ifl__parse(t, trial, text, (uint32_t)n, &st);
@@ -841,8 +845,10 @@ static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, bool *
         return st == BASE_ERR_TIMEOUT ? BASE_OK : st; /* no mend that can be seen */
     size_t apart = ifl__count_errors_in(ts_tree_root_node(a->tree), 0, 0, NULL) +
                    ifl__count_errors_in(ts_tree_root_node(b->tree), 0, 0, NULL);
-    *mends = ifl__count_errors_in(ts_tree_root_node(nt), 0, 0, NULL) < apart;
-    ts_tree_delete(nt);
+    if (ifl__count_errors_in(ts_tree_root_node(nt), 0, 0, NULL) < apart)
+        *mended = nt;
+    else
+        ts_tree_delete(nt);
     return BASE_OK;
 }
 
@@ -867,30 +873,43 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
             continue;
         }
         if (cs == IFL__CUT_TREE) {
-            bool mends = false;
-            if ((st = ifl__merge_mends(t, s, k, &mends)) != BASE_OK)
+            /* The trial parse of the two as one is the merged tree. */
+            TSTree *mended = NULL;
+            if ((st = ifl__merge_mends(t, s, k, &mended)) != BASE_OK)
                 return st;
-            if (!mends) {
+            if (!mended) {
                 k++;
                 continue;
             }
-        }
-        /* A comment, string or bracket left open runs on: take in every
-         * segment it covers before parsing, rather than one reparse per
-         * segment. */
-        ifl__lexpos lx;
-        ifl__lexpos_for(&lx, t, s);
-        ifl__lexpos_feed(&lx, s + t->segs[k].start, t->segs[k].len);
-        do {
-            ifl__lexpos_feed(&lx, s + t->segs[k + 1].start, t->segs[k + 1].len);
-            if ((st = ifl__seg_merge(t, s, k)) != BASE_OK)
+            if ((st = ifl__seg_merge(t, s, k)) != BASE_OK) {
+                ts_tree_delete(mended);
                 return st;
+            }
             if (last > k)
                 last--;
-        } while (!ifl__lexpos_settled(&lx) && k + 1 < t->nseg &&
-                 t->segs[k].len + t->segs[k + 1].len <= IFL__SEG_MERGE_MAX);
-        if ((st = ifl__seg_parse(t, s, k)) != BASE_OK)
-            return st;
+            ifl__seg *g = &t->segs[k];
+            if (g->tree)
+                ts_tree_delete(g->tree);
+            g->tree = mended;
+            g->dirty = false;
+        } else {
+            /* A comment, string or bracket left open runs on: take in every
+             * segment it covers before parsing, rather than one reparse per
+             * segment. */
+            ifl__lexpos lx;
+            ifl__lexpos_for(&lx, t, s);
+            ifl__lexpos_feed(&lx, s + t->segs[k].start, t->segs[k].len);
+            do {
+                ifl__lexpos_feed(&lx, s + t->segs[k + 1].start, t->segs[k + 1].len);
+                if ((st = ifl__seg_merge(t, s, k)) != BASE_OK)
+                    return st;
+                if (last > k)
+                    last--;
+            } while (!ifl__lexpos_settled(&lx) && k + 1 < t->nseg &&
+                     t->segs[k].len + t->segs[k + 1].len <= IFL__SEG_MERGE_MAX);
+            if ((st = ifl__seg_parse(t, s, k)) != BASE_OK)
+                return st;
+        }
         /* The merged tree may end or begin differently: its cut with the
          * next segment, and the one before it, are looked at again. */
         if (last < k)
