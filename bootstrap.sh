@@ -12,6 +12,9 @@ APT_PACKAGES=(
   python3 python3-numpy
   clang clang-format libclang-rt-14-dev valgrind
   neovim netcat-openbsd
+  # editor tests: tmux for the terminal run, aha + chromium to render it to PNG;
+  # apt, dpkg and debian-archive-keyring (always on Debian) fetch Neovim 0.10/0.12
+  tmux aha chromium debian-archive-keyring
 )
 
 want_apt=1
