@@ -416,13 +416,8 @@ char *ifl_eval_humaneval_program(const ifl_eval_task *t, const char *completion,
     base_status st = base_buf_append(&b, t->prefix, t->prefix_len);
     if (st == BASE_OK)
         st = base_buf_append(&b, completion, len);
-    /* A completion that fills the line the cursor opened at column 0 ends
-     * where the editor's user presses Enter: the suffix's line follows on a
-     * line of its own (the middles of the line sets end in '\n'). */
-    bool at_line_start = t->prefix_len == 0 || t->prefix[t->prefix_len - 1] == '\n';
-    if (st == BASE_OK && at_line_start && len > 0 && completion[len - 1] != '\n' &&
-        t->suffix_len > 0 && t->suffix[0] != '\n')
-        st = base_buf_appends(&b, "\n");
+    /* As the editor leaves the buffer: no line break added (post-processing
+     * ends a line inserted at column 0 before code with one). */
     if (st == BASE_OK)
         st = base_buf_append(&b, t->suffix, t->suffix_len);
     if (st == BASE_OK)

@@ -92,7 +92,7 @@ typedef struct ifl_sandbox_opts {
     size_t mem_bytes;   /* RLIMIT_AS (1 GiB) */
     size_t file_bytes;  /* RLIMIT_FSIZE (16 MiB) */
     int nproc;          /* RLIMIT_NPROC (32) */
-    unsigned slot;      /* parallel runner index: the uid dropped to as root */
+    unsigned slot;      /* parallel runner index (0..63): picks the uid dropped to as root */
 } ifl_sandbox_opts;
 
 void ifl_sandbox_opts_default(ifl_sandbox_opts *o);
@@ -129,8 +129,9 @@ base_status ifl_sandbox_run(const ifl_sandbox_opts *o, const char *program, size
 void ifl_sandbox_get_isolation(ifl_sandbox_isolation *out);
 const char *ifl_sandbox_outcome_name(ifl_sandbox_outcome o);
 
-/* The HumanEval program: prompt + completion + suffix, the tests, and
- * check(entry_point). malloc'ed; NULL on OOM. */
+/* The HumanEval program: prompt + completion + suffix exactly as the editor
+ * would leave the buffer, then the tests and check(entry_point). malloc'ed;
+ * NULL on OOM. */
 char *ifl_eval_humaneval_program(const ifl_eval_task *t, const char *completion, size_t len,
                                  size_t *out_len);
 

@@ -43,9 +43,11 @@
 #define IFL__AUDIT_ARCH AUDIT_ARCH_AARCH64
 #endif
 
-/* Root-run children become uid/gid base + slot: uids far above the normal
- * user range (Debian's dynamic range), so that no real process shares their
- * RLIMIT_NPROC count and parallel runners do not share one either. */
+/* Root-run children become uid/gid base + 64 * pid + slot % 64: uids far
+ * above the normal user range (Debian's dynamic range, below the overflow
+ * uid for any pid up to the kernel's 2^22 maximum), so that no real process
+ * shares their RLIMIT_NPROC count, and neither do parallel runners nor two
+ * harnesses running at once. */
 #define IFL__SANDBOX_UID_BASE 3900000000u
 
 void ifl_sandbox_opts_default(ifl_sandbox_opts *o) {
@@ -251,7 +253,8 @@ base_status ifl_sandbox_run(const ifl_sandbox_opts *o, const char *program, size
     int pfd = -1, out_fd = -1, null_fd = -1, ep[2] = {-1, -1};
     char *stack = NULL;
     bool drop = geteuid() == 0;
-    uid_t uid = (uid_t)(IFL__SANDBOX_UID_BASE + (o->slot % 65536u));
+    uid_t uid =
+        (uid_t)(IFL__SANDBOX_UID_BASE + 64u * ((unsigned)getpid() & 0x3fffffu) + (o->slot % 64u));
 
     pfd = open(prog, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (pfd < 0 || !ifl__write_all(pfd, program, len)) {
