@@ -272,13 +272,32 @@ static void dmn__machine(char *out, size_t cap) {
     snprintf(out, cap, "%s, %ld cores", model, n);
 }
 
+/* A JSON string of bytes a model wrote: invalid UTF-8 (a random model's
+ * half characters) becomes U+FFFD, as base_utf8_decode reads it. */
+static json_t *dmn__text_json(const char *s, size_t n) {
+    if (base_utf8_valid(s, n))
+        return json_stringn(s, n);
+    base_buf b;
+    base_buf_init(&b);
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = base_utf8_decode(s + i, n - i, &cp);
+        char enc[4];
+        base_buf_append(&b, enc, base_utf8_encode(cp, enc));
+        i += k;
+    }
+    json_t *j = json_stringn(b.data ? b.data : "", b.len);
+    base_buf_deinit(&b);
+    return j;
+}
+
 static json_t *dmn__item_json(const dmn__row *row, const ifl_eval_task *t, const dmn__item *it) {
     json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:b, s:f, s:b, s:b, s:b, s:f, s:i}", "set",
                           row->set, "model", row->model, "id", t->id, "answered", it->answered,
                           "exact", it->exact, "edit_sim", it->sim, "first_line", it->first, "valid",
                           it->valid, "eos", it->eos, "ms", it->ms, "steps", it->steps);
     json_object_set_new(o, "answer",
-                        it->answer ? json_stringn(it->answer, it->answer_len) : json_null());
+                        it->answer ? dmn__text_json(it->answer, it->answer_len) : json_null());
     json_object_set_new(o, "pass", it->pass < 0 ? json_null() : json_boolean(it->pass > 0));
     if (it->ran)
         json_object_set_new(o, "sandbox", json_string(ifl_sandbox_outcome_name(it->outcome)));
@@ -293,8 +312,9 @@ static json_t *dmn__row_json(const dmn__row *r, const dmn__eval_cfg *cfg) {
     json_object_set_new(o, "model", json_string(r->model));
     json_object_set_new(o, "kind", json_string(r->kind));
     json_object_set_new(o, "sampler", r->alg[0] ? json_string(r->alg) : json_null());
-    json_object_set_new(o, "mode",
-                        json_string(cfg->base.mode == ENG_CACHE_EXACT ? "exact" : "cached"));
+    bool model = strcmp(r->kind, "model") == 0;
+    const char *mode = cfg->base.mode == ENG_CACHE_EXACT ? "exact" : "cached";
+    json_object_set_new(o, "mode", model ? json_string(mode) : json_null());
     json_object_set_new(o, "steps", json_integer(cfg->base.steps));
     json_object_set_new(o, "max_steps", json_integer(cfg->base.max_steps));
     json_object_set_new(o, "time_budget_ms", json_integer(cfg->time_budget_ms));

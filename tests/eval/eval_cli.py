@@ -74,6 +74,8 @@ with tempfile.TemporaryDirectory() as tmp:
     first = [i for i in items1 if i["model"] == "baseline:copy" and i["id"] == "fixture/py/0"]
     check(len(first) == 1 and first[0]["answer"] == "x * x for x in xs", "copy answer")
     check(len(items1) == 12, "one item line per task and row")
+    check(all(("answer" in i) and ((i["answer"] is not None) == i["answered"]) for i in items1),
+          "every answered item carries its answer")
 
     out2, items2 = run(2, os.path.join(tmp, "b.jsonl"))
     strip = lambda its: [{k: v for k, v in i.items() if k != "ms"} for i in its]
