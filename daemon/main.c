@@ -21,6 +21,7 @@ static int dmn__usage(FILE *f) {
                "       infilld doctor [--model DIR] [--device D]   build options, model, backend, "
                "grammars\n"
                "       infilld complete FILE --line L --col C [--json] [--explain] [--seed S]\n"
+               "       infilld eval --set NAME [--model DIR] [--json]   completion quality\n"
                "       infilld tokenize | logits | infill ...   (see each --help)\n"
                "\n"
                "options:\n"
@@ -87,8 +88,8 @@ static int dmn__doctor_cmd(int argc, char **argv) { return dmn__doctor(argc, arg
 static const dmn__subcommand dmn__subcommands[] = {
     {"doctor", dmn__doctor_cmd},
 #if DMN_HAVE_CLI
-    {"tokenize", dmn_cli_tokenize}, {"logits", dmn_cli_logits},
-    {"complete", dmn_cli_complete}, {"infill", dmn_cli_infill},
+    {"tokenize", dmn_cli_tokenize}, {"logits", dmn_cli_logits}, {"complete", dmn_cli_complete},
+    {"infill", dmn_cli_infill},     {"eval", dmn_cli_eval},
 #endif
 };
 

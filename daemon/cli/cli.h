@@ -5,7 +5,9 @@
  *             exactly as it does inside tokenizer.json)
  *   logits    one forward pass, logits of chosen positions
  *   infill    one hole between a prefix and a suffix, every sampler knob
- *   complete  a completion at FILE:LINE:COL through the whole pipeline */
+ *   complete  a completion at FILE:LINE:COL through the whole pipeline
+ *   eval      completion quality over a task set, through the same pipeline
+ *             (docs/QUALITY.md) */
 #ifndef INFILLD_DAEMON_CLI_H
 #define INFILLD_DAEMON_CLI_H
 
@@ -13,5 +15,6 @@ int dmn_cli_tokenize(int argc, char **argv);
 int dmn_cli_logits(int argc, char **argv);
 int dmn_cli_infill(int argc, char **argv);
 int dmn_cli_complete(int argc, char **argv);
+int dmn_cli_eval(int argc, char **argv);
 
 #endif
