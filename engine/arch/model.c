@@ -833,46 +833,79 @@ static base_status eng__gg_unpermute(eng_model *m, eng_tensor *t, int n_head, en
     return BASE_OK;
 }
 
-/* Special ids and the tokenizer from tokenizer.ggml.*. */
-static base_status eng__gg_tokenizer(eng_model *m, eng_error *err) {
-    const eng__gg_file *g = &m->gg[0];
-    const char *path = m->files[0].path;
+/* The tokenizer of tokenizer.ggml.* (vocab_size: the embedding's rows, or 0). */
+static eng_tokenizer *eng__gg_tok_new(const eng__gg_file *g, const char *path, int vocab_size,
+                                      eng_error *err) {
     char model[32], pre[64] = "default";
     bool bad = false;
-    if (!eng__gg_get_str(g, "tokenizer.ggml.model", model, sizeof model, &bad))
-        return eng__err(err, BASE_ERR_MODEL, "%s: missing 'tokenizer.ggml.model'", path);
-    if (strcmp(model, "gpt2") != 0)
-        return eng__err(err, BASE_ERR_UNSUPPORTED,
-                        "%s: tokenizer.ggml.model '%s' (infilld reads byte-level BPE, 'gpt2')",
-                        path, model);
+    if (!eng__gg_get_str(g, "tokenizer.ggml.model", model, sizeof model, &bad)) {
+        eng__err(err, BASE_ERR_MODEL, "%s: missing 'tokenizer.ggml.model'", path);
+        return NULL;
+    }
+    if (strcmp(model, "gpt2") != 0) {
+        eng__err(err, BASE_ERR_UNSUPPORTED,
+                 "%s: tokenizer.ggml.model '%s' (infilld reads byte-level BPE, 'gpt2')", path,
+                 model);
+        return NULL;
+    }
     eng__gg_get_str(g, "tokenizer.ggml.pre", pre, sizeof pre, &bad);
     const eng__gg_kv *tk = eng__gg_get(g, "tokenizer.ggml.tokens");
     const eng__gg_kv *ty = eng__gg_get(g, "tokenizer.ggml.token_type");
     const eng__gg_kv *mg = eng__gg_get(g, "tokenizer.ggml.merges");
-    if (!tk || tk->type != ENG__GV_ARR || tk->elem != ENG__GV_STR)
-        return eng__err(err, BASE_ERR_MODEL, "%s: missing string array 'tokenizer.ggml.tokens'",
-                        path);
-    if (!mg || mg->type != ENG__GV_ARR || mg->elem != ENG__GV_STR)
-        return eng__err(err, BASE_ERR_MODEL, "%s: missing string array 'tokenizer.ggml.merges'",
-                        path);
-    if (ty && (ty->type != ENG__GV_ARR || ty->elem != ENG__GV_I32 || ty->count != tk->count))
-        return eng__err(err, BASE_ERR_MODEL,
-                        "%s: 'tokenizer.ggml.token_type' must be an i32 array as long as the "
-                        "token list",
-                        path);
-    if (tk->count > (uint64_t)m->info.vocab_size)
-        return eng__err(err, BASE_ERR_MODEL, "%s: %llu tokens but the embedding has %d rows", path,
-                        (unsigned long long)tk->count, m->info.vocab_size);
+    if (!tk || tk->type != ENG__GV_ARR || tk->elem != ENG__GV_STR) {
+        eng__err(err, BASE_ERR_MODEL, "%s: missing string array 'tokenizer.ggml.tokens'", path);
+        return NULL;
+    }
+    if (!mg || mg->type != ENG__GV_ARR || mg->elem != ENG__GV_STR) {
+        eng__err(err, BASE_ERR_MODEL, "%s: missing string array 'tokenizer.ggml.merges'", path);
+        return NULL;
+    }
+    if (ty && (ty->type != ENG__GV_ARR || ty->elem != ENG__GV_I32 || ty->count != tk->count)) {
+        eng__err(err, BASE_ERR_MODEL,
+                 "%s: 'tokenizer.ggml.token_type' must be an i32 array as long as the token list",
+                 path);
+        return NULL;
+    }
+    if (vocab_size > 0 && tk->count > (uint64_t)vocab_size) {
+        eng__err(err, BASE_ERR_MODEL, "%s: %llu tokens but the embedding has %d rows", path,
+                 (unsigned long long)tk->count, vocab_size);
+        return NULL;
+    }
     int32_t *types = NULL;
     if (ty) {
         types = malloc((size_t)(ty->count ? ty->count : 1) * sizeof *types);
-        if (!types)
-            return eng__err(err, BASE_ERR_NOMEM, "out of memory");
+        if (!types) {
+            eng__err(err, BASE_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
         memcpy(types, ty->arr, (size_t)ty->count * sizeof *types);
     }
-    m->tok = eng__tokenizer_from_gguf(path, pre, tk->strs, (size_t)tk->count, types, mg->strs,
-                                      (size_t)mg->count, err);
+    eng_tokenizer *t = eng__tokenizer_from_gguf(path, pre, tk->strs, (size_t)tk->count, types,
+                                                mg->strs, (size_t)mg->count, err);
     free(types);
+    return t;
+}
+
+eng_tokenizer *eng__tokenizer_load_gguf(const char *path, eng_error *err) {
+    eng_model *m = calloc(1, sizeof *m);
+    if (!m || !(m->dir = strdup(path))) {
+        free(m);
+        eng__err(err, BASE_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    eng_tokenizer *t = NULL;
+    if (eng__gg_map(m, path, err) == BASE_OK)
+        t = eng__gg_tok_new(&m->gg[0], path, 0, err);
+    eng_model_free(m);
+    return t;
+}
+
+/* Special ids and the tokenizer from tokenizer.ggml.*. */
+static base_status eng__gg_tokenizer(eng_model *m, eng_error *err) {
+    const eng__gg_file *g = &m->gg[0];
+    const char *path = m->files[0].path;
+    bool bad = false;
+    m->tok = eng__gg_tok_new(g, path, m->info.vocab_size, err);
     if (!m->tok)
         return err->status ? err->status : BASE_ERR_MODEL;
 

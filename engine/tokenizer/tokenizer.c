@@ -979,7 +979,10 @@ eng_tokenizer *eng_tokenizer_load(const char *dir, eng_error *err) {
             return tok_load_vocab_merges(dir, err);
         }
     }
-    const char *file = path ? path : dir; /* a tokenizer.json given directly */
+    size_t dn = strlen(dir);
+    if (!path && dn > 5 && strcmp(dir + dn - 5, ".gguf") == 0)
+        return eng__tokenizer_load_gguf(dir, err); /* a GGUF file carries its tokenizer */
+    const char *file = path ? path : dir;          /* a tokenizer.json given directly */
     char *text;
     size_t len;
     if (base_read_file(file, &text, &len) != BASE_OK) {

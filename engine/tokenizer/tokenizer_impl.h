@@ -81,6 +81,9 @@ eng_tokenizer *eng__tokenizer_from_gguf(const char *name, const char *pre,
                                         const int32_t *types, const eng__gg_str *merges,
                                         size_t n_merges, eng_error *err);
 
+/* The tokenizer of a GGUF file's metadata (engine/arch/model.c). */
+eng_tokenizer *eng__tokenizer_load_gguf(const char *path, eng_error *err);
+
 /* Appends the JSON string literal for bytes s[0..n) to b; invalid UTF-8 bytes
  * become U+FFFD (JSON cannot carry them). */
 base_status eng__json_write_str(base_buf *b, const char *s, size_t n);

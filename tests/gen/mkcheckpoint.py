@@ -770,7 +770,8 @@ def parse_args(argv):
     p.add_argument("--gguf", default=None,
                    help="also write the weights (from float32, before --dtype rounding) to FILE.gguf")
     p.add_argument("--gguf-type", default="f32",
-                   choices=("f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "q4_k_m"))
+                   help="f32 f16 bf16 q8_0 q4_0 q4_k q5_k q6_k q4_k_m, or a comma list "
+                   "(then FILE contains {type})")
     p.add_argument("--gguf-split", type=int, default=1, help="write N parts -0000K-of-0000N.gguf")
     return p.parse_args(argv)
 
@@ -821,7 +822,14 @@ def main(argv):
     tok = make_tokenizer(tok, args.family)
     tcfg, specials = make_tokenizer_config(tok, args.family)
     if args.gguf:
-        write_gguf(args, s, cfg, tensors, tok)
+        # --gguf-type may list several types; FILE then holds "{type}".
+        types = args.gguf_type.split(",")
+        path = args.gguf
+        for t in types:
+            if t not in gw.FTYPE:
+                raise SystemExit("mkcheckpoint: unknown --gguf-type %s" % t)
+            args.gguf_type, args.gguf = t, path.replace("{type}", t)
+            write_gguf(args, s, cfg, tensors, tok)
     # json.dumps uses the C encoder; json.dump to a file would be ten times slower.
     with open(os.path.join(args.out, "tokenizer.json"), "w", encoding="utf-8") as f:
         f.write(json.dumps(tok, ensure_ascii=False, separators=(",", ":")))
