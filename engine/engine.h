@@ -69,6 +69,9 @@ typedef struct eng_model_info {
                           family (its README's limit), else min(max_position_embeddings
                           or max_sequence_length, 4096) */
     uint64_t weight_bytes;
+    uint64_t resident_bytes; /* mapped weight files + weights copied at load (LLaDA GGUF
+                                Q/K rows): what the model keeps in memory, without the
+                                backend's per-context K/V cache and scratch */
 } eng_model_info;
 
 typedef struct eng_model eng_model;

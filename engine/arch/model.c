@@ -1160,6 +1160,13 @@ eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error 
     cfg = NULL;
 loaded:
     eng__quant_summary(m);
+    m->info.resident_bytes = 0;
+    for (int i = 0; i < m->n_files; i++)
+        m->info.resident_bytes += m->files[i].size;
+    for (int l = 0; m->n_owned && l < m->info.n_layer; l++)
+        m->info.resident_bytes +=
+            eng__dtype_bytes(m->layers[l].wq.dtype, m->layers[l].wq.rows * m->layers[l].wq.cols) +
+            eng__dtype_bytes(m->layers[l].wk.dtype, m->layers[l].wk.rows * m->layers[l].wk.cols);
     eng__prefault(m);
 
     /* Backend: CUDA when asked or (AUTO) when it initialises, else the CPU. */
