@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "check.h"
 #include "engine_impl.h"
+#include "tokenizer_impl.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -442,6 +443,34 @@ static void test_dequant(void) {
         CHECK(y[32 * j + 9] == 1.0f * sc[j] * (3 + (j % 2 ? 0 : 16)) - 0.5f * mn[j]);
 }
 
+/* The pre-tokenizer table entry "qwen2" is the Split regex (and NFC) of the
+ * Qwen tokenizer.json that the generated models use; unknown names are errors. */
+static void test_pre_table(void) {
+    char *text = NULL;
+    size_t len = 0;
+    CHECK_EQ_I(base_read_file(TM_QWEN_TOKENIZER, &text, &len), BASE_OK);
+    eng_error err = {0};
+    eng__json_doc *d = text ? eng__json_parse(text, len, &err) : NULL;
+    free(text);
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    const eng__json *pt = eng__json_get(eng__json_root(d), "pre_tokenizer");
+    const eng__json *list = eng__json_get(pt, "pretokenizers");
+    CHECK(list && list->type == ENG_JSON_ARR && list->n >= 1);
+    const char *re =
+        list ? eng__json_str(eng__json_get(eng__json_get(&list->u.items[0], "pattern"), "Regex"))
+             : NULL;
+    bool nfc = false;
+    CHECK_STR(eng__tok_pre_regex("qwen2", &nfc), re);
+    CHECK(nfc);
+    const char *norm =
+        eng__json_str(eng__json_get(eng__json_get(eng__json_root(d), "normalizer"), "type"));
+    CHECK_STR(norm, "NFC");
+    CHECK(eng__tok_pre_regex("no-such-pre", &nfc) == NULL);
+    eng__json_free(d);
+}
+
 int main(void) {
     if (!mkdtemp(g_dir)) {
         perror("mkdtemp");
@@ -450,6 +479,7 @@ int main(void) {
     test_header();
     test_model();
     test_dequant();
+    test_pre_table();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (system(cmd) != 0)
