@@ -517,10 +517,14 @@ void dmn_provider_doctor(const json_t *settings, FILE *f) {
     fprintf(f,
             "model: %s%s\n"
             "model family: %s (%s), %d layers, hidden %d, vocab %d, weights %.1f MiB\n"
+            "model weights: %s, types %s, resident %.1f MiB (mapped files%s)\n"
             "backend: %s\n",
             dir, dir == def ? " (embedded default)" : "", dmn__family_name(in->family),
             in->arch ? in->arch : "?", in->n_layer, in->d_model, in->vocab_size,
-            (double)in->weight_bytes / (1024.0 * 1024.0), eng_model_device_desc(m));
+            (double)in->weight_bytes / (1024.0 * 1024.0), in->gguf ? "GGUF" : "safetensors",
+            in->quant_types, (double)in->resident_bytes / (1024.0 * 1024.0),
+            in->gguf && in->family == ENG_FAMILY_LLADA ? " + Q/K rows un-permuted" : "",
+            eng_model_device_desc(m));
     eng_model_free(m);
 }
 

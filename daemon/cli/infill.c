@@ -441,6 +441,9 @@ int dmn_cli_complete(int argc, char **argv) {
             printf("prompt: %d prefix tokens (%zu bytes cut), %d suffix tokens (%zu bytes cut)\n",
                    res.raw.n_prefix_tokens, res.raw.prefix_cut, res.raw.n_suffix_tokens,
                    res.raw.suffix_cut);
+            const eng_model_info *mi = ifl_model_info(m);
+            printf("weights: %s, types %s, resident %.1f MiB\n", mi->gguf ? "GGUF" : "safetensors",
+                   mi->quant_types, (double)mi->resident_bytes / (1024.0 * 1024.0));
             printf("sampler: %s, %d steps (%d full + %d window forwards), %d candidate(s)\n",
                    eng_alg_name(res.raw.alg), res.raw.steps_run, res.raw.n_forward_full,
                    res.raw.n_forward_window, res.n_items);
