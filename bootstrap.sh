@@ -12,6 +12,10 @@ APT_PACKAGES=(
   python3 python3-numpy
   clang clang-format libclang-rt-14-dev valgrind
   neovim netcat-openbsd
+  # the real-VS-Code test: the browser playwright-core drives, the rg VS Code's
+  # search may fall back to, and the Kerberos headers code-server's native
+  # kerberos module compiles against (tests/editors/vscode/setup.sh)
+  chromium ripgrep libkrb5-dev
 )
 
 want_apt=1
