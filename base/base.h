@@ -142,6 +142,9 @@ bool base_utf32_to_byte(const char *s, size_t n, size_t cps, size_t *byte_off);
 /* ---- time ----------------------------------------------------------------- */
 /* Monotonic clock in nanoseconds. */
 uint64_t base_now_ns(void);
+/* CPU time of the calling thread in nanoseconds: budgets for work that must
+ * not run away (a parse) but may be slowed by a busy machine. */
+uint64_t base_thread_cpu_ns(void);
 static inline double base_ms_since(uint64_t t0) { return (double)(base_now_ns() - t0) / 1e6; }
 
 /* ---- misc ------------------------------------------------------------------ */

@@ -3,7 +3,8 @@
 #include "daemon.h"
 #include "provider.h"
 
-#if DMN_HAVE_ENGINE_CLI
+#if DMN_HAVE_CLI
+#include "cli/cli.h"
 #include "engine.h"
 #endif
 #if DMN_HAVE_GRAMMARS
@@ -20,6 +21,7 @@ static int dmn__usage(FILE *f) {
                "       infilld doctor [--model DIR] [--device D]   build options, model, backend, "
                "grammars\n"
                "       infilld complete FILE --line L --col C [--json] [--explain] [--seed S]\n"
+               "       infilld eval --set NAME [--model DIR] [--json]   completion quality\n"
                "       infilld tokenize | logits | infill ...   (see each --help)\n"
                "\n"
                "options:\n"
@@ -45,7 +47,7 @@ static int dmn__usage(FILE *f) {
  * choose the model reported, as they would for serving. */
 static int dmn__doctor(int argc, char **argv) {
     printf("infilld %s\n", INFILLD_VERSION);
-#if DMN_HAVE_ENGINE_CLI
+#if DMN_HAVE_CLI
     printf("cpu: %s kernels\n", eng_cpu_kernels_name());
     char cuda[512];
     eng_cuda_describe(cuda, sizeof cuda);
@@ -85,17 +87,9 @@ static int dmn__doctor_cmd(int argc, char **argv) { return dmn__doctor(argc, arg
 
 static const dmn__subcommand dmn__subcommands[] = {
     {"doctor", dmn__doctor_cmd},
-#if DMN_HAVE_ENG_TOKENIZE
-    {"tokenize", eng_cli_tokenize},
-#endif
-#if DMN_HAVE_ENG_LOGITS
-    {"logits", eng_cli_logits},
-#endif
-#if DMN_HAVE_CLI_COMPLETE
-    {"complete", dmn_cli_complete},
-#endif
-#if DMN_HAVE_CLI_INFILL
-    {"infill", dmn_cli_infill},
+#if DMN_HAVE_CLI
+    {"tokenize", dmn_cli_tokenize}, {"logits", dmn_cli_logits}, {"complete", dmn_cli_complete},
+    {"infill", dmn_cli_infill},     {"eval", dmn_cli_eval},
 #endif
 };
 

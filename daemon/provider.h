@@ -2,9 +2,8 @@
  *
  * The daemon creates exactly one provider at start-up and shares it between
  * all sessions. The real one (daemon/provider_infill.c) runs the infill pipeline with the model on
- * its worker thread; daemon/provider_none.c answers every request with an empty result and is built
- * when provider_infill.c does not exist. Tests build their own test double under tests/daemon/
- * against the same signature. */
+ * its worker thread. Tests build their own test double under tests/daemon/ against the same
+ * signature. */
 #ifndef INFILLD_DAEMON_PROVIDER_H
 #define INFILLD_DAEMON_PROVIDER_H
 
@@ -48,13 +47,5 @@ const char *dmn_provider_model_dir(const json_t *settings, char *buf, size_t cap
 /* `infilld doctor`: prints to f the model these settings would use (path,
  * family, size) and the backend it runs on. */
 void dmn_provider_doctor(const json_t *settings, FILE *f);
-
-/* One-shot subcommands of the pipeline (implemented next to the real
- * provider; main.c dispatches to them when the build has them):
- *   infilld complete FILE --line L --col C [--json] [--explain] [--seed S]
- *   infilld infill ...
- * argv[0] is the subcommand name. Return the process exit code. */
-int dmn_cli_complete(int argc, char **argv);
-int dmn_cli_infill(int argc, char **argv);
 
 #endif

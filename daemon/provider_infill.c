@@ -13,9 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int dmn_cli_complete(int argc, char **argv) { return ifl_cli_complete(argc, argv); }
-int dmn_cli_infill(int argc, char **argv) { return ifl_cli_infill(argc, argv); }
-
 /* One request waiting for the worker (loop thread only). */
 typedef struct dmn__pending {
     lsp_server *srv;

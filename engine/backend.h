@@ -1,5 +1,5 @@
 /* Backend interface (engine-private). The CPU backend always exists; the CUDA
- * backend fills the same table from engine/backend_cuda.c and kernels/.
+ * backend fills the same table from engine/cuda/backend_cuda.c and kernels/.
  * In the manner of ggml's struct ggml_backend_i: optional entries may be NULL. */
 #ifndef INFILLD_ENGINE_BACKEND_H
 #define INFILLD_ENGINE_BACKEND_H

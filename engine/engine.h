@@ -148,7 +148,7 @@ base_status eng_forward(eng_ctx *c, const eng_batch *batch, const int32_t *rows,
 
 /* The exact semantics of both picks (order of bias, temperature, top-p, top-k,
  * the noise used, tie-breaking) are written out above eng__red_task in
- * engine/backend_cpu.c; every backend and the test references follow them. */
+ * engine/cpu/backend_cpu.c; every backend and the test references follow them. */
 typedef enum eng_pick {
     ENG_PICK_DREAM = 0, /* T scaling → top-p → top-k → softmax; sample or argmax; stats from the
                            filtered, tempered distribution (Dream sample_tokens) */
@@ -212,13 +212,7 @@ base_status eng_step(eng_ctx *c, const eng_batch *batch, const eng_step_req *req
 void eng_ctx_set_cancel(eng_ctx *c, const volatile int *flag);
 
 /* Counter-based uniform in (0, 1): splitmix64 over the four counters (see
- * engine/noise.c for the exact definition shared with the test reference). */
+ * engine/sample/noise.c for the exact definition shared with the test reference). */
 double eng_noise_uniform(uint64_t seed, uint32_t step, uint32_t position, uint32_t v);
-
-/* ---- cli ---------------------------------------------------------------------
- * Subcommands of the infilld binary implemented by this module; each returns a
- * process exit code. argv[0] is the subcommand name. */
-int eng_cli_logits(int argc, char **argv);
-int eng_cli_tokenize(int argc, char **argv);
 
 #endif

@@ -233,8 +233,4 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
 void ifl_worker_cancel(ifl_worker *w, uint64_t id);
 void ifl_job_free(ifl_job *j);
 
-/* ---- command line ------------------------------------------------------------------ */
-int ifl_cli_infill(int argc, char **argv);
-int ifl_cli_complete(int argc, char **argv);
-
 #endif

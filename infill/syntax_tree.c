@@ -95,9 +95,11 @@ static bool ifl__segmented(const char *lang) {
 
 /* ---- parsing with a time budget ----------------------------------------------------
  * The daemon parses on its event loop, so no parse may take unbounded time.
- * Every parse gets a budget of 100 ms plus 10 ms per KiB, several times the
- * slowest honest parse seen; tree-sitter's progress callback stops a slow
- * parse cleanly. Some
+ * Every parse gets a budget of 100 ms plus 10 ms per KiB of the parsing
+ * thread's CPU time, several times the slowest honest parse seen; CPU time,
+ * not wall time, so that a busy machine does not make honest parses give up
+ * (a runaway parse burns CPU all the same). tree-sitter's progress callback
+ * stops a slow parse cleanly. Some
  * grammars also loop forever on some broken text where no progress callback
  * runs (tree-sitter-typescript on a 124-byte fragment the edit fuzzer found,
  * inside ts_parser__do_all_potential_reductions, growing memory; the same
@@ -118,7 +120,7 @@ static _Thread_local ifl__parse_guard *ifl__guard;
 
 static void ifl__guard_check(void) {
     ifl__parse_guard *g = ifl__guard;
-    if (g && (++g->count & 63) == 0 && base_now_ns() > g->hard_deadline_ns) {
+    if (g && (++g->count & 63) == 0 && base_thread_cpu_ns() > g->hard_deadline_ns) {
         ifl__guard = NULL;
         longjmp(g->jb, 1);
     }
@@ -165,7 +167,7 @@ typedef struct ifl__budget {
 
 static bool ifl__over_budget(TSParseState *state) {
     ifl__budget *b = state->payload;
-    if (!b->expired && base_now_ns() > b->deadline_ns)
+    if (!b->expired && base_thread_cpu_ns() > b->deadline_ns)
         b->expired = true;
     return b->expired;
 }
@@ -210,7 +212,7 @@ TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t le
     /* 100 ms, plus 10 ms per KiB: parses run at 0.1-0.4 ms per KiB, error
      * recovery over a whole file (a string opened at its top) at up to 3. */
     uint64_t budget = (100 + 10 * (uint64_t)(len / 1024)) * 1000000u;
-    uint64_t now = base_now_ns();
+    uint64_t now = base_thread_cpu_ns();
     ifl__budget b = {now + budget, false};
     TSParseOptions o = {.payload = &b, .progress_callback = ifl__over_budget};
     ifl__strin si = {text, len};
@@ -224,7 +226,7 @@ TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t le
         tree = ts_parser_parse_with_options(t->parser, old, input, o);
         ifl__guard = NULL;
     } else {
-        BASE_LOGW(IFL__MOD, "%s: parse of %u bytes stopped inside the grammar after %.0f ms",
+        BASE_LOGW(IFL__MOD, "%s: parse of %u bytes stopped inside the grammar after %.0f ms of CPU",
                   t->lang, len, (double)(2 * budget) / 1e6);
         ifl__bury(t->parser);
         t->parser = ts_parser_new();

@@ -1,6 +1,6 @@
 /* kernels: CUDA kernels and cuBLAS GEMMs for the engine's CUDA backend.
  *
- * A plain C API: nothing here exposes a CUDA type, so engine/backend_cuda.c
+ * A plain C API: nothing here exposes a CUDA type, so engine/cuda/backend_cuda.c
  * compiles as C without the CUDA headers. Every call is asynchronous on the
  * context's stream unless it says it synchronises; errors are sticky per call
  * (each returns a base_status and writes "file:line: cuda message" into the
@@ -220,7 +220,7 @@ base_status kcu_vocab_reduce(kcu_ctx *k, float *logits, int n, int vocab,
                              const kcu_sample_params *params, const kcu_bias *bias,
                              const uint32_t *noise_pos, kcu_row_result *out);
 
-/* The counter-based uniform of engine/noise.c, computed on the device for n
+/* The counter-based uniform of engine/sample/noise.c, computed on the device for n
  * consecutive vocab indices v0..v0+n-1 (tests compare it with the host). */
 base_status kcu_noise_uniform(kcu_ctx *k, uint64_t seed, uint32_t step, uint32_t position,
                               uint32_t v0, int n, double *out);

@@ -9,7 +9,7 @@
  *           in double (argmax l when T = 0); stats from softmax(l), unfiltered
  *           and untempered.
  * u is eng_noise_uniform, computed here; pos is noise_pos[row]. These are the
- * semantics engine/backend_cpu.c documents; sums are in double as there.
+ * semantics engine/cpu/backend_cpu.c documents; sums are in double as there.
  * Top-p keeps entry i of the descending order iff the mass before it is <= p;
  * top-k keeps z >= the k-th largest z. Both thresholds are found with a 4-pass
  * radix select over the order-preserving integer key of the float, so values
@@ -25,7 +25,7 @@ __device__ __forceinline__ uint64_t kcu__nmix(uint64_t z) {
     return z ^ (z >> 31);
 }
 
-/* Bit-identical to engine/noise.c. */
+/* Bit-identical to engine/sample/noise.c. */
 __device__ __forceinline__ double kcu__noise(uint64_t seed, uint32_t step, uint32_t pos,
                                              uint32_t v) {
     uint64_t kk = ((uint64_t)step << 32) | pos;

@@ -42,6 +42,7 @@ function T.start(setup_code)
     fail('cannot start embedded nvim')
     T.finish()
   end
+  T.check_editor()
   T.lua([[
     _G.t = { responses = {}, edits = {}, answers = 0, nulls = 0, errors = 0, partials = 0,
              partials_drawn = 0 }
@@ -69,6 +70,31 @@ function T.start(setup_code)
     end
   ]])
   T.lua('require("infilld").setup(' .. setup_code .. ')')
+end
+
+-- Under tests/editors/nvim/run.sh: the embedded Neovim must be the series
+-- asked for, and an unpacked one must run from its own tree (binary and
+-- runtime), not from the system's 0.7.2 runtime.
+function T.check_editor()
+  local info = T.lua([[
+    local v = vim.version()
+    return { v.major, v.minor, v.patch, vim.v.progpath, vim.env.VIMRUNTIME or '' }
+  ]])
+  T.version = ('%d.%d.%d'):format(info[1], info[2], info[3])
+  T.log(('Neovim %s: %s, VIMRUNTIME %s'):format(T.version, info[4], info[5]))
+  local series = os.getenv('INFILLD_NVIM_SERIES') or ''
+  if series == '' then
+    return
+  end
+  T.eq(('%d.%d'):format(info[1], info[2]), series, 'Neovim series')
+  local tree = os.getenv('INFILLD_NVIM_TREE') or ''
+  if tree ~= '' then
+    T.ok(vim.startswith(info[4], tree .. '/'), 'v:progpath inside ' .. tree .. ': ' .. info[4])
+    T.ok(vim.startswith(info[5], tree .. '/'), '$VIMRUNTIME inside ' .. tree .. ': ' .. info[5])
+  end
+  if T.failures > 0 then
+    T.finish()
+  end
 end
 
 -- Runs Lua in the embedded Neovim and returns its result. Use `...` for args.
@@ -156,7 +182,12 @@ function T.finish(code)
   vim.cmd(code == 0 and 'qall!' or ('cquit ' .. code))
 end
 
+-- Skips (77), but under CI=true a test that cannot run is a failure.
 function T.skip(why)
+  if os.getenv('CI') == 'true' then
+    fail('cannot run under CI=true: ' .. why)
+    T.finish(1)
+  end
   io.stderr:write('SKIP: ' .. why .. '\n')
   T.finish(77)
 end

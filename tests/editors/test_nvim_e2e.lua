@@ -1,5 +1,6 @@
--- End to end: Neovim (Debian's 0.7 here, so the overlay rendering path) with
--- the plugin and the REAL daemon running the tiny random-weight model.
+-- End to end: a real Neovim (0.7.2: overlay rendering; 0.10/0.12: inline
+-- virtual text; the plugin's own renderer, native = false) with the plugin
+-- and the REAL daemon running the tiny random-weight model.
 -- The model writes random text, so every assertion compares against the text
 -- the daemon actually answered (captured by the plugin's test hook).
 -- Environment: INFILLD_BIN (the daemon), INFILLD_TINY_MODEL (optional model
@@ -174,7 +175,50 @@ if text_edit then
   T.eq(table.concat(T.buffer(), '\n'), want, 'selection replaced by the regenerated text')
 end
 
--- 6. infilld/status reached the status line.
+-- 6. Cycle: with one automatic candidate shown, <M-]> asks again as Invoked
+-- (several candidates) and shows the next one with its index.
+T.lua('require("infilld").config().debounce_ms = 30')
+n = T.lua('return #_G.t.responses')
+T.lua('_G.t.seen = _G.t.answers; _G.t.item = nil')
+T.input('o# total of ')
+if wait_items(n, 'an answer before cycling') then
+  T.lua('require("infilld").config().debounce_ms = 600000')
+  T.wait('return require("infilld").shown(0) ~= nil', 10000, 'ghost before cycle')
+  n = T.lua('return #_G.t.responses')
+  T.input('<M-]>')
+  T.wait(('return #_G.t.responses > %d'):format(n), 90000, 'the Invoked answer')
+  local res = T.lua('return _G.t.responses[#_G.t.responses]')
+  local got = res.items or res
+  local st = T.lua('local s = require("infilld").state(0); return { index = s.index, n = #s.items }')
+  T.log(('invoked answer: %d items, %d kept'):format(#got, st.n))
+  T.ok(#got >= 1, 'the Invoked request was answered with items')
+  if st.n > 1 then
+    T.eq(st.index, 2, 'cycle moved to the second candidate')
+    local s2 = T.shown()
+    T.ok(s2 ~= nil and s2.ghost:find(('(2/%d)'):format(st.n), 1, true) == nil, 'index hint is not ghost text')
+    T.ok(s2 ~= nil and (s2.first .. table.concat(s2.lines, '')):find(('(2/%d)'):format(st.n), 1, true) ~= nil,
+      'cycle shows the index hint')
+    local want = T.lua('local s = require("infilld").state(0); return s.items[2].text')
+    T.ok(s2 ~= nil and vim.startswith(displayed(want), s2.ghost), 'the second candidate is shown')
+    T.input('<M-[>')
+    T.wait('return require("infilld").state(0).index == 1', 5000, 'cycle back')
+  end
+  T.input('<C-]>')
+end
+T.input('<Esc>')
+
+-- 7. infilld/status reached the status line.
 T.ok(T.lua('return require("infilld").statusline()'):find('^infilld: ') ~= nil, 'status line')
+
+-- 8. :checkhealth infilld sees the real daemon and this Neovim.
+local health = T.lua([[
+  vim.cmd('checkhealth infilld')
+  return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+]])
+T.ok(health:find('Neovim ' .. T.version, 1, true) ~= nil, 'health: Neovim version ' .. T.version)
+T.ok(health:find('daemon: ' .. vim.fn.exepath(bin), 1, true) ~= nil, 'health: the daemon binary')
+T.ok(health:find('OK:? server offers textDocument/inlineCompletion') ~= nil, 'health: capability')
+T.ok(health:find('rendering: ' .. (vim.fn.has('nvim-0.10') == 1 and 'inline' or 'overlay'), 1, true) ~= nil,
+  'health: rendering path')
 
 T.finish()

@@ -97,7 +97,7 @@ static void test_noise(void) {
         int bad = 0;
         for (int i = 0; i < n; i++)
             bad += h[i] != eng_noise_uniform(seeds[s], 7, 1234, 150000 + (uint32_t)i);
-        CHECK_EQ_I(bad, 0); /* bit-exact with engine/noise.c */
+        CHECK_EQ_I(bad, 0); /* bit-exact with engine/sample/noise.c */
     }
     free(h);
     kcu_free(K, d);

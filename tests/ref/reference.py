@@ -14,7 +14,7 @@ Library use (other tests import this file):
     batch = m.forward_batch(tokens2d, valid2d)    # [B, L, V]
     rows = m.forward_window(old, new, start, end) # window recomputed over cached K/V
     pred = reference.shifted(logits, m.shift)     # row that predicts token i
-    u = reference.noise_uniform(seed, step, position, v)   # engine/noise.c
+    u = reference.noise_uniform(seed, step, position, v)   # engine/sample/noise.c
 
 Command line (mirrors `infilld logits`):
     reference.py logits --model DIR --tokens 1,2,3 [--out FILE]
@@ -372,7 +372,7 @@ def shifted(logits, shift):
     return np.concatenate([logits[:1], logits[:-1]], axis=0)
 
 
-# ---- counter-based noise (engine/noise.c) -----------------------------------------------
+# ---- counter-based noise (engine/sample/noise.c) -----------------------------------------------
 
 _M64 = (1 << 64) - 1
 

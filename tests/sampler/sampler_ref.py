@@ -30,7 +30,7 @@ def _mix(z):
 
 
 def noise_uniform(seed, step, position, v):
-    """engine/noise.c: u in (0, 1) for (seed, step, position, v)."""
+    """engine/sample/noise.c: u in (0, 1) for (seed, step, position, v)."""
     k = ((step << 32) | position) & MASK64
     h = _mix((seed & MASK64) ^ _mix(k ^ _mix(v)))
     return ((h >> 11) + 0.5) * 2.0 ** -53

@@ -2,7 +2,7 @@
 --
 -- layout() is pure: it turns (line text, cursor column, remaining ghost text,
 -- kept suffix) into extmark options. show() applies them through an `api`
--- table (vim.api in the editor, a stub in the unit tests), always reusing the
+-- table (vim.api), always reusing the
 -- same extmark id so an update replaces the mark in place (no flicker: the old
 -- text is never cleared before the new text is drawn).
 --

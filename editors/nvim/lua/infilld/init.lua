@@ -771,7 +771,7 @@ local function on_attach(client, bufnr)
   client_id = client.id
   state(bufnr)
   if use_native then
-    native.attach(vim.lsp.inline_completion, bufnr, client.id)
+    native.attach(vim.lsp.inline_completion, bufnr)
   else
     attach_autocmds(bufnr)
   end

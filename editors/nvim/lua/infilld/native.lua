@@ -1,8 +1,7 @@
 -- Neovim 0.12+: hand requests and rendering to vim.lsp.inline_completion.
 --
 -- Every function takes the `ic` module (vim.lsp.inline_completion) as an
--- argument so the unit tests can pass a stub: this path was tested against a
--- stub only, not in a real 0.12 Neovim (the test machine has 0.7.2).
+-- argument. tests/editors/test_nvim_native.lua runs it in a real 0.12.
 --
 -- Native mode keeps Neovim's own debounce, rendering and cycling. Word and line
 -- accept go through get{on_accept}, which hands us the item to insert
@@ -18,8 +17,11 @@ function M.available(lsp)
 end
 
 
-function M.attach(ic, bufnr, client_id)
-  ic.enable(true, { bufnr = bufnr, client_id = client_id })
+-- Enables it for the buffer. Not with a client_id in the filter: 0.12.4 then
+-- sets the client's marker only, the buffer's stays off, and Neovim never
+-- asks (a real 0.12.4 showed it; the stubbed test had accepted the call).
+function M.attach(ic, bufnr)
+  ic.enable(true, { bufnr = bufnr })
 end
 
 -- True when Neovim shows something we could accept (best effort: the native
@@ -46,8 +48,9 @@ function M.item_rest(item, row, col, line)
   if not r then
     return ins, col
   end
-  local srow, scol = r.start.row, r.start.col
-  local erow, ecol = r.end_.row, r.end_.col
+  -- a vim.Range: 0-based byte positions, end exclusive (the stubbed tests
+  -- had assumed { start = {row, col}, end_ = ... }, which 0.12.4 does not have)
+  local srow, scol, erow, ecol = r.start_row, r.start_col, r.end_row, r.end_col
   if srow ~= row or erow ~= row or scol > col then
     return nil
   end

@@ -1,6 +1,7 @@
 /* `infilld logits`: raw logits of every position of one token sequence, for
  * golden tests and for comparing infilld with other implementations. */
 #define _GNU_SOURCE
+#include "cli.h"
 #include "engine.h"
 
 #include <errno.h>
@@ -68,7 +69,7 @@ static bool eng__parse_tokens(const char *s, int32_t **out, int *n) {
     return true;
 }
 
-int eng_cli_logits(int argc, char **argv) {
+int dmn_cli_logits(int argc, char **argv) {
     const char *model = NULL, *tokens = NULL, *outp = NULL;
     eng_load_opts o;
     eng_load_opts_default(&o);

@@ -6,6 +6,7 @@
  *   infilld tokenize --model DIR --jsonl    each line a JSON string → its ids
  *   infilld tokenize --model DIR --decode --jsonl
  *                                           each line ids → a JSON string */
+#include "cli.h"
 #include "tokenizer_impl.h"
 
 #include <stdio.h>
@@ -79,7 +80,7 @@ static base_status tok_cli_parse_ids(const char *s, size_t n, int32_t **ids, siz
     return BASE_OK;
 }
 
-int eng_cli_tokenize(int argc, char **argv) {
+int dmn_cli_tokenize(int argc, char **argv) {
     const char *dir = NULL;
     bool decode = false, jsonl = false, skip_special = false;
     for (int i = 1; i < argc; i++) {

@@ -2,6 +2,7 @@
  * completion of a file at a cursor, through the same pipeline as LSP). */
 #define _POSIX_C_SOURCE 200809L
 #include "infill.h"
+#include "cli.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -101,7 +102,7 @@ static const char IFL__INFILL_USAGE[] =
     "                      [--device auto|cpu|cuda] [--threads N] [--json]\n"
     "ALG: origin maskgit_plus topk_margin entropy low_confidence p2 threshold factor dreamon\n";
 
-int ifl_cli_infill(int argc, char **argv) {
+int dmn_cli_infill(int argc, char **argv) {
     const char *model = NULL, *device = NULL;
     ifl_text_req r;
     memset(&r, 0, sizeof r);
@@ -286,7 +287,7 @@ static bool ifl__cursor(const char *text, size_t len, long line, long col, size_
     return true;
 }
 
-int ifl_cli_complete(int argc, char **argv) {
+int dmn_cli_complete(int argc, char **argv) {
     const char *file = NULL, *model = NULL, *device = NULL;
     long line = 0, col = 0;
     bool json = false, explain = false;
