@@ -15,6 +15,10 @@ APT_PACKAGES=(
   # editor tests: tmux for the terminal run, aha + chromium to render it to PNG;
   # apt, dpkg and debian-archive-keyring (always on Debian) fetch Neovim 0.10/0.12
   tmux aha chromium debian-archive-keyring
+  # the real-VS-Code test (chromium above is also the browser playwright-core
+  # drives): the rg VS Code's search may fall back to, and the Kerberos headers
+  # code-server's native kerberos module compiles against (tests/editors/vscode/setup.sh)
+  ripgrep libkrb5-dev
 )
 
 want_apt=1

@@ -1069,6 +1069,16 @@ static json_t *lsp__inline_result(lsp_server *s, const lsp__pending *p, const ls
     return json_pack("{s:b,s:o}", "isIncomplete", 1, "items", arr);
 }
 
+/* What the editor is sent, at debug level: lets a user (and the real-editor
+ * tests) compare the ghost text or edit shown with the daemon's answer. */
+static void lsp__log_answer(lsp_token token, const char *what, const json_t *v) {
+    if (!v || base_log_get_level() > BASE_LOG_DEBUG)
+        return;
+    char *t = json_dumps(v, JSON_COMPACT);
+    BASE_LOGD("lsp", "answer to request %lld, %s: %s", (long long)token, what, t ? t : "?");
+    free(t);
+}
+
 static json_t *lsp__workspace_edit(lsp_server *s, const lsp_doc *d, const lsp_completion_item *it) {
     json_t *r = lsp__range_json(d, s->enc, it->start, it->end);
     if (!r)
@@ -1116,9 +1126,12 @@ base_status lsp_server_complete(lsp_server *srv, lsp_token token, const lsp_comp
     }
     switch (p->kind) {
     case LSP_REQ_INLINE:
-    case LSP_REQ_COMPLETION:
-        lsp__respond(srv, p->id, lsp__inline_result(srv, p, d, items, n_items));
+    case LSP_REQ_COMPLETION: {
+        json_t *res = lsp__inline_result(srv, p, d, items, n_items);
+        lsp__log_answer(p->token, "items", json_object_get(res, "items"));
+        lsp__respond(srv, p->id, res);
         break;
+    }
     case LSP_REQ_CODE_ACTION: {
         json_t *action = json_deep_copy(p->action);
         if (n_items > 0 && action)
@@ -1132,6 +1145,7 @@ base_status lsp_server_complete(lsp_server *srv, lsp_token token, const lsp_comp
             break;
         }
         json_t *edit = lsp__workspace_edit(srv, d, &items[0]);
+        lsp__log_answer(p->token, "edit", edit);
         if (srv->cap_apply_edit && edit)
             lsp__request(srv, "workspace/applyEdit",
                          json_pack("{s:s,s:O}", "label", "Regenerate selection", "edit", edit),

@@ -26,6 +26,8 @@ Weight kinds:
                    projections are tiny, so this survives any depth. Predictions vary
                    along a hole and threshold decoding commits several rows per step
                    (see plant_peaked). Written to peaked.json.
+  --peaked-newlines K  with --peaked, every K-th bucket's target is a newline
+                   (and a newline's own bucket 8 spaces), so text has several lines.
   --known-answer   hand-built weights whose logits are known without a reference:
       map          attention and MLP output projections are zero, embedding row t is
                    one-hot at dim (t mod hidden); LM head row KA_BASE + KA_STRIDE*d
@@ -290,6 +292,20 @@ def peaked_targets(tokenizer, count):
     return [words[i * step] for i in range(count)]
 
 
+def plant_newlines(tokenizer, targets, nb, k):
+    """--peaked-newlines K: buckets 1, 1+K, 1+2K, ... predict a newline, the newline's
+    own bucket predicts 8 spaces of indentation, so text runs over several indented
+    lines instead of stopping at a run of newlines."""
+    vocab = tokenizer["model"]["vocab"]
+    nl, ind = vocab.get("\u010a"), vocab.get("\u0120" * 8)
+    if nl is None or ind is None:
+        raise SystemExit("mkcheckpoint: the tokenizer has no newline or 8-space token")
+    for b in range(1, nb, k):
+        if b not in (nl % nb, ind % nb):
+            targets[b] = nl
+    targets[nl % nb] = ind
+
+
 def peaked_layer(name):
     """Layer index of a per-layer tensor name (Qwen2 "layers.N." or OLMo "blocks.N."), else None."""
     for key in (".layers.", ".blocks."):
@@ -325,6 +341,8 @@ def plant_peaked(args, s, tensors, names, by_role, tokenizer):
     flag = 2 * nb
     mask_id = family_mask_id(args.family)
     targets = peaked_targets(tokenizer, nb)
+    if args.peaked_newlines:
+        plant_newlines(tokenizer, targets, nb, args.peaked_newlines)
     rng = np.random.Generator(np.random.PCG64(args.seed + 1))
     gaps = np.linspace(12.0, 28.0, nb)
     rng.shuffle(gaps)
@@ -765,6 +783,8 @@ def parse_args(argv):
     p.add_argument("--rope-theta", type=float, default=0.0)
     p.add_argument("--rms-norm-eps", type=float, default=0.0)
     p.add_argument("--peaked", action="store_true")
+    p.add_argument("--peaked-newlines", type=int, default=0, metavar="K",
+                   help="with --peaked: every K-th bucket's target is a newline token")
     p.add_argument("--known-answer", choices=("map", "identity", "eos"), default=None)
     p.add_argument("--tokenizer", default=DEFAULT_TOKENIZER, help="Qwen tokenizer.json to adapt")
     p.add_argument("--gguf", default=None,

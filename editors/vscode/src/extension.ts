@@ -187,6 +187,9 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     }),
     client.onNotification('infilld/partial', (p: PartialParams) => updateStatus(formatPartial(p))),
   );
+  // vscode-languageclient 10 offers textDocument.inlineCompletion only
+  // through its proposed features; without them no ghost text ever appears.
+  client.registerProposedFeatures();
   try {
     await client.start();
   } catch (e) {
