@@ -411,6 +411,8 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
         r.time_budget_ms = dmn_latency_budget_ms(NULL, req->invoked || sel);
     }
     r.received_ns = req->received_ns;
+    const char *growth = o ? json_string_value(json_object_get(o->all, "holeGrowth")) : NULL;
+    r.grow_extend = growth && strcmp(growth, "extend") == 0;
     r.want_partial = req->want_partial && !sel;
     ifl_syntax *sx = dmn__syntax(p, srv);
     r.has_span = true;

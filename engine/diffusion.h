@@ -79,6 +79,12 @@ typedef struct eng_diff_params {
     uint64_t seed; /* noise seed; batch rows differ through the noise position (b * len + i);
                       DreamOn row c: seed + c */
     int max_steps; /* hard step budget (0 = none); the last step commits every mask */
+    /* The first n_hole_init hole slots of every candidate start as these ids
+     * instead of masks, committed with probability hole_init_prob (a grown
+     * hole that keeps what the last run wrote). Not with DreamOn. */
+    const int32_t *hole_init;
+    int n_hole_init;
+    float hole_init_prob;
     uint64_t deadline_ns;       /* base_now_ns() deadline (0 = none); then one final commit step */
     int dreamon_max_hole;       /* DreamOn: largest hole (0 = max(64, N)) */
     int dreamon_budget;         /* DreamOn: expansions allowed (0 = dreamon_max_hole) */

@@ -179,7 +179,11 @@ typedef struct ifl_doc_req {
     int max_hole; /* cap on the span's token budget and its growth (0 = none) */
     int n_hole;   /* > 0: hole size in tokens instead of the span's budget; never grows */
     eng_cache_mode mode;
-    int max_steps;        /* step budget (0 = none); the last step commits every mask */
+    int max_steps; /* step budget (0 = none); the last step commits every mask */
+    /* Hole growth keeps the last run's tokens and adds masks after them
+     * instead of starting the larger hole from masks (cached mode only; an
+     * approximation, off until measured: docs/SAMPLERS.md §7). */
+    bool grow_extend;
     uint64_t deadline_ns; /* base_now_ns() deadline (0 = none) */
     /* Latency budget: deadline = received_ns + this (the earlier of it and
      * deadline_ns); the planner sizes the request to it (0 = none). */

@@ -671,6 +671,15 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
                 tr.params.max_steps =
                     r->max_steps > 0 ? BASE_MIN(r->max_steps, pl.max_steps) : pl.max_steps;
         }
+        /* A grown hole may start from what the last run wrote. */
+        tr.params.hole_init = NULL;
+        tr.params.n_hole_init = 0;
+        if (out->runs > 0 && r->grow_extend && r->mode == ENG_CACHE_CACHED &&
+            out->raw.alg != ENG_ALG_DREAMON && out->raw.n_tokens < n) {
+            tr.params.hole_init = out->raw.tokens;
+            tr.params.n_hole_init = out->raw.n_tokens;
+            tr.params.hole_init_prob = out->raw.n_cand > 0 ? (float)out->raw.cand[0].mean_conf : 0;
+        }
         ifl_text_res run;
         st = ifl_infill_text(m, &tr, cancel, &run);
         if (st == BASE_ERR_TOO_LARGE && out->runs > 0) {

@@ -268,6 +268,8 @@ static const char IFL__COMPLETE_USAGE[] =
     "                        [--mode exact|cached] [--no-validate] [--device D] [--threads N]\n"
     "                        [--n TOKENS]   (hole size instead of the span's budget; no growth)\n"
     "                        [--time-budget MS] (latency budget: plan the request to it)\n"
+    "                        [--grow restart|extend] (a grown hole starts again / keeps the\n"
+    "                        last run's tokens; cached mode)\n"
     "L and C are 1-based; C counts characters (code points) in the line.\n";
 
 /* Byte offset of 1-based (line, col in code points); clamps col to the line end. */
@@ -345,7 +347,10 @@ int dmn_cli_complete(int argc, char **argv) {
             r.n_hole = atoi(v);
         else if (strcmp(k, "--time-budget") == 0)
             ok = (r.time_budget_ms = atoi(v)) > 0;
-        else if (strcmp(k, "--alg") == 0)
+        else if (strcmp(k, "--grow") == 0) {
+            ok = strcmp(v, "extend") == 0 || strcmp(v, "restart") == 0;
+            r.grow_extend = strcmp(v, "extend") == 0;
+        } else if (strcmp(k, "--alg") == 0)
             ok = eng_alg_parse(v, &r.alg);
         else if (strcmp(k, "--mode") == 0) {
             if (strcmp(v, "exact") == 0)

@@ -622,6 +622,18 @@ static base_status eng__run_fixed(eng__run *r) {
     }
     for (int i = 0; i < r->n_seq * r->L; i++)
         d->commit_prob[i] = 0.0f;
+    int n_init = p->hole_init ? BASE_MIN(p->n_hole_init, r->N) : 0;
+    for (int b = 0; b < r->n_seq; b++)
+        for (int i = 0; i < n_init; i++) {
+            d->canvas[(size_t)b * r->L + r->hs + i] = p->hole_init[i];
+            d->commit_prob[(size_t)b * r->L + r->hs + i] = p->hole_init_prob;
+        }
+    /* Blocks the kept tokens fill are done before the first step. */
+    for (int b = 0; b < r->n_seq && n_init > 0; b++) {
+        eng__advance(r, b);
+        int bs = r->hs + d->seq[b].blk * r->B;
+        d->seq[b].blk_m0 = eng__count_masks(r, b, bs, BASE_MIN(bs + r->B, r->hs + r->N));
+    }
     eng_batch batch = {r->n_seq, r->L, d->canvas, NULL};
     eng_step_req req;
     memset(&req, 0, sizeof req);
