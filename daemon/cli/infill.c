@@ -67,7 +67,9 @@ static void ifl__print_json(json_t *o) {
     json_decref(o);
 }
 
-static ifl_model *ifl__open(const char *dir, const char *device, int threads, double *load_ms) {
+/* cost: measure the cost model at load (only a latency budget uses it). */
+static ifl_model *ifl__open(const char *dir, const char *device, int threads, bool cost,
+                            double *load_ms) {
     char def[4096];
     if (!dir) {
         if (!ifl_default_model_dir(def, sizeof def)) {
@@ -84,6 +86,7 @@ static ifl_model *ifl__open(const char *dir, const char *device, int threads, do
     else if (device && strcmp(device, "cuda") == 0)
         o.load.device = ENG_DEVICE_CUDA;
     o.load.n_threads = threads;
+    o.no_cost = !cost;
     eng_error err = {0};
     uint64_t t0 = base_now_ns();
     ifl_model *m = ifl_model_open(dir, &o, &err);
@@ -219,7 +222,7 @@ int dmn_cli_infill(int argc, char **argv) {
     rc = 1;
     ifl_model_opts mo;
     ifl_model_opts_default(&mo);
-    ifl_model *m = ifl__open(model, device, threads, &load_ms);
+    ifl_model *m = ifl__open(model, device, threads, false, &load_ms);
     if (!m)
         goto out;
     ifl_text_res res;
@@ -390,7 +393,7 @@ int dmn_cli_complete(int argc, char **argv) {
     r.sel_start = r.sel_end = r.cursor;
     r.language = ifl_syntax_language(NULL, file);
     double load_ms = 0;
-    ifl_model *m = ifl__open(model, device, threads, &load_ms);
+    ifl_model *m = ifl__open(model, device, threads, r.time_budget_ms > 0, &load_ms);
     if (!m) {
         free(text);
         return 1;
