@@ -48,4 +48,15 @@ const char *dmn_provider_model_dir(const json_t *settings, char *buf, size_t cap
  * family, size) and the backend it runs on. */
 void dmn_provider_doctor(const json_t *settings, FILE *f);
 
+/* Latency budget defaults per trigger (docs/PROTOCOL.md, `latencyBudgetMs`). */
+#define DMN_BUDGET_AUTOMATIC_MS 400
+#define DMN_BUDGET_INVOKED_MS 2000
+/* The budget of a request: settings' "latencyBudgetMs" (a number for both
+ * triggers, or {automatic, invoked}; 0 = none), else the defaults above. */
+int dmn_latency_budget_ms(const json_t *settings, bool invoked);
+/* The plan of res as JSON (`--json`, infilld/status): budget, what it chose,
+ * the cost model; latency_ms < 0 leaves out latencyMs / inBudget. New reference. */
+struct ifl_doc_res;
+json_t *dmn_plan_json(const struct ifl_doc_res *res, double latency_ms);
+
 #endif

@@ -68,7 +68,8 @@ typedef struct dmn__prov {
     char state[16];
     char backend[16]; /* device actually in use, from the worker */
     double last_latency_ms;
-    int progress; /* work-done progress handle while loading */
+    json_t *last_plan; /* the last answered request's plan (infilld/status) */
+    int progress;      /* work-done progress handle while loading */
     int last_percent;
 } dmn__prov;
 
@@ -134,7 +135,7 @@ static void dmn__on_state(void *ud, const char *state, const char *msg, uint64_t
 static void dmn__send_status(dmn__prov *p) {
     const char *dev = p->backend[0] ? p->backend : (p->device ? p->device : "auto");
     lsp_status st = {p->model_dir, dev, p->state,
-                     p->last_latency_ms > 0 ? p->last_latency_ms : -1.0};
+                     p->last_latency_ms > 0 ? p->last_latency_ms : -1.0, p->last_plan};
     dmn_host_status(p->host, &st);
 }
 
@@ -229,6 +230,10 @@ static void dmn__handle_done(dmn__prov *p, ifl_job *job) {
     *link = e->next;
     if (!e->dead && job->status == BASE_OK)
         job->status = dmn__post_job(p, e, job);
+    if (!e->dead && job->status == BASE_OK && job->res.plan.planned) {
+        json_decref(p->last_plan);
+        p->last_plan = dmn_plan_json(&job->res, job->latency_ms);
+    }
     if (!e->dead) {
         if (job->status == BASE_OK && job->res.n_items > 0) {
             int n = e->invoked ? job->res.n_items : 1;
@@ -392,16 +397,22 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
         r.steps = o->steps;
         if (o->alg && !eng_alg_parse(o->alg, &r.alg))
             r.alg = ENG_ALG_DEFAULT;
-        /* Per-request budgets: "maxSteps" (denoising steps) and "timeBudgetMs"
-         * (wall time from the job's start); past them the next step commits
-         * every remaining mask. */
+        /* Per-request budgets: "maxSteps" (denoising steps) and the latency
+         * budget (wall time from when the daemon received the request:
+         * "latencyBudgetMs" per trigger, "timeBudgetMs" overriding both). */
         json_t *ms = json_object_get(o->all, "maxSteps");
         json_t *tb = json_object_get(o->all, "timeBudgetMs");
         if (json_is_integer(ms) && json_integer_value(ms) > 0)
             r.max_steps = (int)json_integer_value(ms);
+        r.time_budget_ms = dmn_latency_budget_ms(o->all, req->invoked || sel);
         if (json_is_number(tb) && json_number_value(tb) > 0)
             r.time_budget_ms = (int)json_number_value(tb);
+    } else {
+        r.time_budget_ms = dmn_latency_budget_ms(NULL, req->invoked || sel);
     }
+    r.received_ns = req->received_ns;
+    const char *growth = o ? json_string_value(json_object_get(o->all, "holeGrowth")) : NULL;
+    r.grow_extend = growth && strcmp(growth, "extend") == 0;
     r.want_partial = req->want_partial && !sel;
     ifl_syntax *sx = dmn__syntax(p, srv);
     r.has_span = true;
@@ -528,6 +539,40 @@ void dmn_provider_doctor(const json_t *settings, FILE *f) {
     eng_model_free(m);
 }
 
+int dmn_latency_budget_ms(const json_t *settings, bool invoked) {
+    int ms = invoked ? DMN_BUDGET_INVOKED_MS : DMN_BUDGET_AUTOMATIC_MS;
+    const json_t *v = json_object_get(settings, "latencyBudgetMs");
+    if (json_is_object(v))
+        v = json_object_get(v, invoked ? "invoked" : "automatic");
+    if (json_is_number(v) && json_number_value(v) >= 0 && json_number_value(v) <= 600000)
+        ms = (int)json_number_value(v);
+    return ms;
+}
+
+json_t *dmn_plan_json(const ifl_doc_res *res, double latency_ms) {
+    const ifl_plan *pl = &res->plan;
+    if (!pl->planned)
+        return json_null();
+    const ifl_cost *c = &pl->cost;
+    json_t *cost = json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:i}", "callMs", c->call_ms, "rowMs",
+                             c->row_ms, "pairMs", c->pair_ms, "posMs", c->pos_ms, "scale", c->scale,
+                             "measured", c->measured, "runsObserved", c->n_obs);
+    json_t *j =
+        json_pack("{s:f, s:f, s:b, s:s, s:i, s:i, s:i, s:i, s:i, s:b, s:f, s:f, s:f, s:i, "
+                  "s:i, s:i, s:o}",
+                  "budgetMs", pl->budget_ms, "leftMs", pl->left_ms, "run", pl->run, "why",
+                  pl->why ? pl->why : "", "contextTokens", pl->ctx_tokens, "candidates",
+                  pl->candidates, "hole", pl->n_hole, "holeCap", pl->n_cap, "maxSteps",
+                  pl->max_steps, "grow", pl->grow, "fullStepMs", pl->full_ms, "windowStepMs",
+                  pl->window_ms, "predictedRunMs", pl->run_ms, "growRefused", res->grow_refused,
+                  "rejected", res->n_rejected, "runs", res->runs, "cost", cost);
+    if (j && latency_ms >= 0) {
+        json_object_set_new(j, "latencyMs", json_real(latency_ms));
+        json_object_set_new(j, "inBudget", json_boolean(latency_ms <= pl->budget_ms));
+    }
+    return j;
+}
+
 /* Without a configured model the embedded default is loaded, as by
  * `infilld complete`. */
 static base_status dmn__configure(void *ud, const json_t *settings) {
@@ -627,5 +672,7 @@ void dmn_provider_free(lsp_provider_i *iface) {
     free(p->model_dir);
     free(p->device);
     p->model_dir = p->device = NULL;
+    json_decref(p->last_plan);
+    p->last_plan = NULL;
     uv_close((uv_handle_t *)&p->async, dmn__closed);
 }

@@ -57,6 +57,7 @@ typedef struct dmn__status_copy {
     bool set;
     char *model, *device, *state;
     double last_latency_ms;
+    json_t *plan;
 } dmn__status_copy;
 
 struct dmn_daemon {
@@ -336,7 +337,8 @@ static void dmn__hook_initialized(void *ud, lsp_server *srv) {
     lsp_status st = {.model = c->model,
                      .device = c->device,
                      .state = c->state,
-                     .last_latency_ms = c->last_latency_ms};
+                     .last_latency_ms = c->last_latency_ms,
+                     .plan = c->plan};
     lsp_server_status(srv, &st);
 }
 
@@ -676,6 +678,8 @@ void dmn_host_status(dmn_host *h, const lsp_status *st) {
         c->device = dmn__dup_or_null(st->device);
         c->state = dmn__dup_or_null(st->state);
         c->last_latency_ms = st->last_latency_ms;
+        json_decref(c->plan);
+        c->plan = st->plan ? json_deep_copy(st->plan) : NULL;
         c->set = true;
     }
     for (dmn_session *s = h ? h->d->sessions : NULL; s; s = s->next)
@@ -792,6 +796,7 @@ int dmn_serve(dmn_config *cfg) {
     free(d.status.model);
     free(d.status.device);
     free(d.status.state);
+    json_decref(d.status.plan);
     if (uv_loop_close(&loop) != 0)
         BASE_LOGW("dmn", "event loop closed with handles still open");
     return d.exit_code;

@@ -110,14 +110,14 @@ static void *ifl__worker_main(void *arg) {
                 j->req.partial = ifl__job_partial;
                 j->req.partial_ud = &pc;
             }
-            if (j->req.time_budget_ms > 0)
-                j->req.deadline_ns = t0 + (uint64_t)j->req.time_budget_ms * 1000000u;
             j->status = ifl_complete_doc(w->model, &j->req, &j->cancel, &j->res);
             j->req.partial = NULL;
             if (j->status == BASE_ERR_CANCELLED && j->cancel == 2)
                 j->status = BASE_ERR_SUPERSEDED;
         }
-        j->latency_ms = base_ms_since(t0);
+        /* From when the daemon received the request: what the user waits. */
+        j->latency_ms =
+            base_ms_since(j->req.received_ns && j->req.received_ns < t0 ? j->req.received_ns : t0);
         pthread_mutex_lock(&w->mu);
         w->running = NULL;
         pthread_mutex_unlock(&w->mu);

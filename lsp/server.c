@@ -150,6 +150,7 @@ struct lsp_server {
     base_log_level client_log; /* "clientLogLevel": window/logMessage from this level */
     lsp__pending *pending;
     lsp_token next_token;
+    uint64_t fed_ns; /* base_now_ns() when the bytes being dispatched arrived */
     lsp__outreq *outreqs;
     int64_t next_out_id;
     lsp__progress *progress;
@@ -851,6 +852,7 @@ static void lsp__start(lsp_server *s, lsp__pending *p, lsp_doc *d, bool invoked)
     r.selected_start = p->selected_start;
     r.selected_end = p->selected_end;
     r.want_partial = lsp__flag(s, "partial");
+    r.received_ns = s->fed_ns ? s->fed_ns : base_now_ns();
     r.opts = &opts;
     s->provider.complete(s->provider.ud, s, &r);
 }
@@ -1197,6 +1199,8 @@ void lsp_server_status(lsp_server *srv, const lsp_status *st) {
     json_object_set_new(p, "state", st->state ? json_string(st->state) : json_null());
     json_object_set_new(p, "lastLatencyMs",
                         st->last_latency_ms >= 0 ? json_real(st->last_latency_ms) : json_null());
+    if (st->plan)
+        json_object_set_new(p, "plan", json_deep_copy(st->plan));
     lsp__notify(srv, "infilld/status", p);
 }
 
@@ -1912,6 +1916,8 @@ base_status lsp_server_feed(lsp_server *srv, const char *data, size_t len) {
         return BASE_ERR_INVALID;
     if (srv->state == LSP__EXITED)
         return BASE_ERR_STATE;
+    /* Latency budgets count from here: the transport just read these bytes. */
+    srv->fed_ns = base_now_ns();
     base_status st = lsp_framer_push(srv->framer, data, len);
     if (st != BASE_OK)
         return st;
