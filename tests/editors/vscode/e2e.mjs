@@ -80,7 +80,7 @@ fs.cpSync(path.resolve(arg.model), model2, { recursive: true });
 // The tiny model's text rarely parses: no syntax validation, a fixed seed,
 // one candidate, few steps (the same as the Neovim end-to-end test).
 const daemonConf = path.join(tmp, 'infilld.json');
-fs.writeFileSync(daemonConf, JSON.stringify({ validate: false, seed: 7, candidates: 1, steps: 8 }));
+fs.writeFileSync(daemonConf, JSON.stringify({ validate: false, latencyBudgetMs: 0, seed: 7, candidates: 1, steps: 8 }));
 const src = [
   'def add(a, b):',
   '    return a + b',
