@@ -33,7 +33,7 @@ command -v git >/dev/null 2>&1 || die "git is missing"
 mirror=${FRESH_MIRROR:-}
 if [ -z "$mirror" ]; then
   mirror=$(grep -hsE '^(URIs:|deb )' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list |
-    grep -v security | head -1 | sed -E 's/^URIs: *//; s/^deb +(\[[^]]*\] +)?//; s/ .*//')
+    grep -v security | head -1 | sed -E 's/^URIs: *//; s/^deb +(\[[^]]*\] +)?//; s/ .*//' || true)
   mirror=${mirror:-http://deb.debian.org/debian}
 fi
 
