@@ -79,6 +79,14 @@ find "$root/etc/apt/sources.list.d" -name '*.disabled*' -delete
 for f in /etc/apt/apt.conf.d/*; do
   case $(basename "$f") in docker-* | 20packagekit | 50appstream) ;; *) cp "$f" "$root/etc/apt/apt.conf.d/" ;; esac
 done
+# A network that inspects TLS (a proxy with its own CA) needs that CA in the
+# new system too: this machine's local CAs go in, as its proxy settings do.
+# On an open network there are none and nothing changes.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  chroot "$root" update-ca-certificates >>"$log" 2>&1
+fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 [ -f /etc/hosts ] && cp /etc/hosts "$root/etc/hosts"
 
@@ -111,7 +119,7 @@ run_in_root() {
   local env=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
     LANG=C.UTF-8 TERM=dumb CI=true DEBIAN_FRONTEND=noninteractive)
   local v
-  for v in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+  for v in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY NODE_EXTRA_CA_CERTS; do
     [ -n "${!v:-}" ] && env+=("$v=${!v}")
   done
   chroot "$root" /usr/bin/env -i "${env[@]}" /bin/bash -lc "cd /root/infilld && $1"
