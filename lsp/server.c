@@ -1890,6 +1890,10 @@ static void lsp__dispatch(lsp_server *s, const char *body, size_t len) {
     json_t *id = json_object_get(msg, "id");
     json_t *method = json_object_get(msg, "method");
     json_t *params = json_object_get(msg, "params");
+    /* Clients send "params": null for parameterless methods (shutdown, exit);
+     * JSON-RPC clients in the wild treat it as omitted, so do we. */
+    if (json_is_null(params))
+        params = NULL;
     json_t *ver = json_object_get(msg, "jsonrpc");
     bool id_ok = !id || json_is_integer(id) || json_is_string(id);
     if (!ver || !json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0) {

@@ -23,6 +23,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1194,7 +1195,10 @@ loaded:
             *err = cerr;
             goto fail;
         } else {
-            BASE_LOGI(ENG__MOD, "CUDA backend unavailable (%s); using the CPU", cerr.msg);
+            /* Once per process: a reload on the same machine would only repeat it. */
+            static atomic_bool said;
+            if (!atomic_exchange(&said, true))
+                BASE_LOGI(ENG__MOD, "CUDA backend unavailable (%s); using the CPU", cerr.msg);
         }
     }
     if (!m->be) {

@@ -180,6 +180,10 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     },
   };
   client = new LanguageClient('infilld', 'infilld', serverOptions, clientOptions);
+  // vscode-languageclient 10 ships LSP 3.18 inline completion as a proposed
+  // feature: without this the initialize request carries no
+  // textDocument.inlineCompletion capability and no ghost text ever appears.
+  client.registerProposedFeatures();
   context.subscriptions.push(
     client.onNotification('infilld/status', (p: StatusParams) => {
       lastStatus = p;
