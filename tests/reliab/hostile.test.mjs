@@ -109,6 +109,9 @@ test('hostile documents: served in time or refused with a reason; edits apply ex
     let text = c.make();
     const logBefore = d.stderr.length;
     await open(conn, uri, text, c.lang);
+    // The loop handles messages in order: once this answers, the document
+    // is stored, and the bound below times the completion, not the transfer.
+    await viewText(conn, 'file:///small.py');
     const { r, ms } = await timed(conn.sendRequest('textDocument/inlineCompletion', {
       textDocument: { uri }, position: c.cursor, context: { triggerKind: 2 } }));
     console.log(`${c.name}: ${text.length} bytes, answer in ${ms} ms: ${r === null ? 'null' : r === 'HANG' ? 'HANG' : `${r.items.length} items`}`);
