@@ -13,6 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Defaults of the "maxDocumentBytes" and "maxLineBytes" settings
+ * (docs/PROTOCOL.md): past them a document is not completed. */
+#define DMN__MAX_DOCUMENT ((size_t)4 << 20)
+#define DMN__MAX_LINE ((size_t)16 << 10)
+/* Default "parseBudgetMs": the most CPU time one parse may hold the loop. */
+#define DMN__PARSE_BUDGET_MS 1000
+
 /* One request waiting for the worker (loop thread only). */
 typedef struct dmn__pending {
     lsp_server *srv;
@@ -71,6 +78,7 @@ typedef struct dmn__prov {
     json_t *last_plan; /* the last answered request's plan (infilld/status) */
     int progress;      /* work-done progress handle while loading */
     int last_percent;
+    char refused[1200]; /* the last refusal logged: session, uri, reason */
 } dmn__prov;
 
 static void dmn__push(dmn__prov *p, dmn__event *e) {
@@ -295,13 +303,16 @@ static void dmn__handle_state(dmn__prov *p, dmn__event *ev) {
         if (ev->total > 0)
             return; /* a progress tick, not a state change */
     } else {
+        bool was_loading = p->progress != 0 || strcmp(p->state, "loading") == 0;
         if (p->progress)
             dmn_host_progress_end(p->host, p->progress,
                                   strcmp(ev->state, "ready") == 0 ? "Model ready" : "Failed");
         p->progress = 0;
         if (strcmp(ev->state, "error") == 0) {
+            /* A load that failed, or a loaded model lost (its files truncated). */
             char msg[768];
-            snprintf(msg, sizeof msg, "infilld: cannot load model %s: %s",
+            snprintf(msg, sizeof msg, "infilld: %s %s: %s",
+                     was_loading ? "cannot load model" : "model lost:",
                      p->model_dir ? p->model_dir : "", ev->text ? ev->text : "unknown error");
             dmn_host_show_message(p->host, LSP_MSG_ERROR, msg);
             BASE_LOGE("dmn", "%s", msg);
@@ -355,6 +366,47 @@ static uint64_t dmn__group(const lsp_server *srv, const char *uri) {
     return h;
 }
 
+/* A size setting: a positive integer, else the default. */
+static size_t dmn__limit(const json_t *settings, const char *key, size_t def) {
+    json_t *v = json_object_get(settings, key);
+    return json_is_integer(v) && json_integer_value(v) > 0 ? (size_t)json_integer_value(v) : def;
+}
+
+/* Documents that would hold the loop thread (tree-sitter builds the whole
+ * tree on the first request) or the worker too long are stored and edited
+ * as usual but not completed: the answer is empty and the reason is logged,
+ * once while the same document keeps being refused for the same reason (not
+ * at every keystroke). */
+static bool dmn__refuse(dmn__prov *p, lsp_server *srv, const lsp_completion_req *req,
+                        const char *text, size_t len) {
+    const json_t *set = lsp_server_settings(srv);
+    size_t max_doc = dmn__limit(set, "maxDocumentBytes", DMN__MAX_DOCUMENT);
+    size_t max_line = dmn__limit(set, "maxLineBytes", DMN__MAX_LINE);
+    const char *uri = req->uri ? req->uri : "";
+    char why[160] = "";
+    if (len > max_doc) {
+        snprintf(why, sizeof why, "%zu bytes exceed maxDocumentBytes (%zu)", len, max_doc);
+    } else {
+        size_t a = req->cursor < len ? req->cursor : len, b = a;
+        while (a > 0 && text[a - 1] != '\n')
+            a--;
+        const char *nl = memchr(text + b, '\n', len - b);
+        b = nl ? (size_t)(nl - text) : len;
+        if (b - a > max_line)
+            snprintf(why, sizeof why, "the cursor line has %zu bytes, over maxLineBytes (%zu)",
+                     b - a, max_line);
+    }
+    if (!why[0])
+        return false;
+    char key[sizeof p->refused];
+    snprintf(key, sizeof key, "%p %s %.20s", (void *)srv, uri, why);
+    if (strcmp(key, p->refused) != 0) {
+        snprintf(p->refused, sizeof p->refused, "%s", key);
+        BASE_LOGW("dmn", "completion refused for %s: %s", uri, why);
+    }
+    return true;
+}
+
 static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *req) {
     dmn__prov *p = ud;
     if (!p->worker || strcmp(p->state, "none") == 0) {
@@ -363,6 +415,10 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
     }
     size_t len = 0;
     const char *text = lsp_doc_text(req->doc, &len);
+    if (dmn__refuse(p, srv, req, text, len)) {
+        lsp_server_complete(srv, req->token, NULL, 0, BASE_OK, NULL);
+        return;
+    }
     char key[64 + 1024];
     snprintf(key, sizeof key, "%p %s", (void *)srv, req->uri ? req->uri : "");
     bool sel = req->kind == LSP_REQ_REGENERATE || req->kind == LSP_REQ_CODE_ACTION;
@@ -581,6 +637,9 @@ static base_status dmn__configure(void *ud, const json_t *settings) {
     const char *dir = dmn_provider_model_dir(settings, def, sizeof def);
     const char *dev = json_string_value(json_object_get(settings, "device"));
     dmn__set_model(p, dir, dev);
+    /* One budget for every session's parses: the last settings applied win. */
+    ifl_syntax_set_parse_budget(
+        (unsigned)dmn__limit(settings, "parseBudgetMs", DMN__PARSE_BUDGET_MS));
     return BASE_OK;
 }
 

@@ -95,6 +95,12 @@ void eng_load_opts_default(eng_load_opts *o);
  * files). Returns NULL and fills err on failure. */
 eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error *err);
 void eng_model_free(eng_model *m); /* NULL-safe */
+/* NULL while the model's weight files are as loaded; else the path of one
+ * that was truncated or rewritten in place while mapped (reads of its lost
+ * pages gave zeros, or its bytes changed, so results computed since are
+ * garbage and the model must be unloaded).
+ * Deleting or replacing a file keeps the mapped one and is not damage. */
+const char *eng_model_files_damaged(const eng_model *m);
 const eng_model_info *eng_model_get_info(const eng_model *m);
 /* Name of the backend actually in use: "cpu" or "cuda". */
 const char *eng_model_backend_name(const eng_model *m);

@@ -37,7 +37,17 @@ typedef struct eng__st_file {
     char *path; /* owned */
     void *map;  /* mmap of the whole file (NULL for in-memory buffers) */
     size_t size;
+    int guard;              /* format/mapguard.c slot of map, -1 when none */
+    unsigned long dev, ino; /* the mapped file, to tell truncation from replacement */
+    int64_t mtime_ns;       /* its modification time when mapped */
 } eng__st_file;
+
+/* format/mapguard.c: SIGBUS on a registered mapping (its file truncated)
+ * maps zeros over the page and counts a fault instead of ending the process.
+ * add returns a slot (-1: not guarded); faults counts since add. */
+int eng__mapguard_add(const void *p, size_t n);
+void eng__mapguard_remove(int slot);
+unsigned eng__mapguard_faults(int slot);
 
 /* Parses and validates a safetensors image buf[0..size) named fname for
  * messages. Appends its tensors to *tensors (realloc'ed; *n_tensors updated)

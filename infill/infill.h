@@ -91,6 +91,9 @@ const eng_model_info *ifl_model_info(const ifl_model *m);
 const eng_tokenizer *ifl_model_tokenizer(const ifl_model *m);
 const char *ifl_model_dir(const ifl_model *m);
 const char *ifl_model_device(const ifl_model *m); /* "cpu" / "cuda" */
+/* NULL while the weight files are intact, else the path of one truncated
+ * while mapped (eng_model_files_damaged): unload the model. */
+const char *ifl_model_damaged(const ifl_model *m);
 int ifl_model_max_len(const ifl_model *m);
 /* The cost model measured at load (updated by every run); set replaces it
  * (tests, benchmarks). */

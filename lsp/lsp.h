@@ -141,7 +141,7 @@ typedef struct lsp_server_hooks {
 } lsp_server_hooks;
 
 typedef struct lsp_server_opts {
-    size_t max_message; /* body size limit in bytes; 0 → 64 MiB */
+    size_t max_message; /* body size limit in bytes; 0 → 256 MiB */
     /* Optional: server version string in initialize's serverInfo. */
     const char *version;
 } lsp_server_opts;

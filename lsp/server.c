@@ -1874,7 +1874,9 @@ static void lsp__request_in(lsp_server *s, const char *m, json_t *id, json_t *pa
 
 static void lsp__dispatch(lsp_server *s, const char *body, size_t len) {
     json_error_t jerr;
-    json_t *msg = json_loadb(body, len, JSON_DECODE_ANY, &jerr);
+    /* JSON_ALLOW_NUL: a buffer may hold NUL characters ("\u0000"); texts are
+     * read with their length, every other string stops at its first NUL. */
+    json_t *msg = json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
     if (!msg) {
         lsp__error(s, NULL, LSP__PARSE_ERROR, "parse error: %s (line %d, column %d)", jerr.text,
                    jerr.line, jerr.column);

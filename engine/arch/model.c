@@ -291,6 +291,7 @@ static base_status eng__map_file(eng_model *m, const char *name, eng_error *err)
     m->files = nf;
     eng__st_file *f = &m->files[m->n_files];
     memset(f, 0, sizeof *f);
+    f->guard = -1;
     size_t plen = strlen(m->dir) + strlen(name) + 2;
     f->path = malloc(plen);
     if (!f->path)
@@ -308,6 +309,9 @@ static base_status eng__map_file(eng_model *m, const char *name, eng_error *err)
         return eng__err(err, BASE_ERR_IO, "%s: not a regular file", f->path);
     }
     f->size = (size_t)sb.st_size;
+    f->dev = (unsigned long)sb.st_dev;
+    f->ino = (unsigned long)sb.st_ino;
+    f->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
     if (f->size > 0) {
         f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (f->map == MAP_FAILED) {
@@ -315,6 +319,7 @@ static base_status eng__map_file(eng_model *m, const char *name, eng_error *err)
             close(fd);
             return eng__err(err, BASE_ERR_IO, "%s: mmap failed: %s", f->path, strerror(errno));
         }
+        f->guard = eng__mapguard_add(f->map, f->size);
     }
     close(fd);
     return eng__st_parse(f->map ? f->map : (const uint8_t *)"", f->size, f->path, m->n_files - 1,
@@ -1230,6 +1235,7 @@ void eng_model_free(eng_model *m) {
         free(m->owned[i]);
     free(m->owned);
     for (int i = 0; i < m->n_files; i++) {
+        eng__mapguard_remove(m->files[i].guard);
         if (m->files[i].map)
             munmap(m->files[i].map, m->files[i].size);
         free(m->files[i].path);
@@ -1239,6 +1245,25 @@ void eng_model_free(eng_model *m) {
     free(m->arch);
     free(m->dir);
     free(m);
+}
+
+const char *eng_model_files_damaged(const eng_model *m) {
+    for (int i = 0; m && i < m->n_files; i++) {
+        const eng__st_file *f = &m->files[i];
+        if (!f->map)
+            continue;
+        if (eng__mapguard_faults(f->guard) > 0)
+            return f->path;
+        /* Truncated but not read since: the same file, shorter. A file
+         * deleted or replaced keeps the old one mapped, intact. */
+        struct stat sb;
+        if (stat(f->path, &sb) == 0 && (unsigned long)sb.st_dev == f->dev &&
+            (unsigned long)sb.st_ino == f->ino &&
+            ((size_t)sb.st_size < f->size ||
+             (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != f->mtime_ns))
+            return f->path;
+    }
+    return NULL;
 }
 
 const eng_model_info *eng_model_get_info(const eng_model *m) { return &m->info; }
