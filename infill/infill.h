@@ -32,9 +32,10 @@ const char *ifl_model_dir(const ifl_model *m);
 const char *ifl_model_device(const ifl_model *m); /* "cpu" / "cuda" */
 int ifl_model_max_len(const ifl_model *m);
 
-/* Default embedded model: <exe dir>/models/tiny-dream or
- * <exe dir>/../share/infilld/models/tiny-dream. Writes the path to out and
- * returns true when one exists. */
+/* Default embedded model: the trained <exe dir>/models/infilld-tiny-code or
+ * <exe dir>/../share/infilld/models/infilld-tiny-code, else the random
+ * <exe dir>/models/tiny-dream or <exe dir>/../share/infilld/models/tiny-dream.
+ * Writes the path to out and returns true when one exists. */
 bool ifl_default_model_dir(char *out, size_t cap);
 
 /* ---- one infill from text (no syntax) --------------------------------------- */

@@ -18,7 +18,7 @@ mkdir -p run
 nohup nice -n 10 /usr/bin/python3 "$HERE/train.py" \
   --tokenizer tok/tokenizer.json --corpus corpus/train.jsonl --out run \
   --hidden 192 --layers 4 --heads 3 --kv-heads 1 --ffn 512 --seq-len 256 \
-  --batch 8 --lr 2e-3 --warmup 50 --steps 1500 --decay 0.3 --ema 0.99 \
+  --batch 16 --lr 2e-3 --warmup 50 --steps 5000 --decay 0.25 --ema 0.99 \
   --ckpt-min 4 --log-every 5 --threads 2 "$@" >> run/stdout.log 2>&1 &
 echo $! > train.pid
 echo "train: pid $(cat train.pid), log $CACHE/run/log.tsv"
