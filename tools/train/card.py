@@ -109,7 +109,7 @@ def main(argv):
     w.append("- Objective: masked diffusion (t stratified over U(0,1), 1/t weight on masked "
              "tokens, Dream's logit shift) on whole windows (30 %) mixed with an infill "
              "objective (70 %): an editor-shaped middle (rest of a line, a few tokens, one or "
-             "several lines, a random span) with 0-40 EOS pads appended, prefix and suffix "
+             "several lines, a random span) with 0-40 EOS pads appended (0-16 from step 329 on), prefix and suffix "
              "tokenized separately as the pipeline does, laid out `[<|beginoftext|>] prefix "
              "middle+pads suffix [<|endoftext|>]`, the hole masked with probability t. See "
              "`tools/train/train.py`.\n")
