@@ -38,10 +38,10 @@ lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_hos
 void dmn_provider_free(lsp_provider_i *p);
 
 /* The model folder the provider loads for these settings: "model" when set
- * (non-empty), else the embedded tiny model next to the executable
- * (<exe dir>/models/tiny-dream or <exe dir>/../share/infilld/models/tiny-dream,
- * the lookup `infilld complete` uses), else NULL (no model). The path is
- * written to buf when it comes from the lookup. */
+ * (non-empty), else the embedded default next to the executable
+ * (<exe dir>/models/infilld-tiny-code, then models/tiny-dream, also under
+ * <exe dir>/../share/infilld/; the lookup `infilld complete` uses), else NULL (no model). The path
+ * is written to buf when it comes from the lookup. */
 const char *dmn_provider_model_dir(const json_t *settings, char *buf, size_t cap);
 
 /* `infilld doctor`: prints to f the model these settings would use (path,

@@ -66,7 +66,8 @@ typedef struct eng_model_info {
     int32_t pad_id;
     int32_t expand_id; /* DreamOn <|expand|>; -1 when absent */
     int max_context;   /* usable context in tokens (prompt + hole): 2048 for the Dream
-                          family (its README's limit), else min(max_position_embeddings
+                          family (its README's limit; less if max_position_embeddings is
+                          smaller), else min(max_position_embeddings
                           or max_sequence_length, 4096) */
     uint64_t weight_bytes;
     uint64_t resident_bytes; /* mapped weight files + weights copied at load (LLaDA GGUF

@@ -105,9 +105,10 @@ typedef base_status (*ifl_step_wrap_fn)(void *ud, const eng_stepper *inner, cons
                                         const eng_step_req *req, eng_row_result *out);
 void ifl_model_set_step_wrap(ifl_model *m, ifl_step_wrap_fn fn, void *ud);
 
-/* Default embedded model: <exe dir>/models/tiny-dream or
- * <exe dir>/../share/infilld/models/tiny-dream. Writes the path to out and
- * returns true when one exists. */
+/* Default embedded model: the trained <exe dir>/models/infilld-tiny-code or
+ * <exe dir>/../share/infilld/models/infilld-tiny-code, else the random
+ * <exe dir>/models/tiny-dream or <exe dir>/../share/infilld/models/tiny-dream.
+ * Writes the path to out and returns true when one exists. */
 bool ifl_default_model_dir(char *out, size_t cap);
 
 /* ---- one infill from text (no syntax) --------------------------------------- */

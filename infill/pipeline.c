@@ -157,7 +157,9 @@ bool ifl_default_model_dir(char *out, size_t cap) {
     if (!slash)
         return false;
     *slash = 0;
-    const char *rel[] = {"/models/tiny-dream", "/../share/infilld/models/tiny-dream"};
+    /* The trained default first; the random tiny checkpoint where it is absent. */
+    const char *rel[] = {"/models/infilld-tiny-code", "/../share/infilld/models/infilld-tiny-code",
+                         "/models/tiny-dream", "/../share/infilld/models/tiny-dream"};
     for (size_t i = 0; i < BASE_ARRAY_LEN(rel); i++) {
         char path[PATH_MAX + 64];
         snprintf(path, sizeof path, "%s%s/config.json", exe, rel[i]);

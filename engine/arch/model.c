@@ -10,7 +10,7 @@
  *   LLaDAModelLM / "llada"        -> ENG_FAMILY_LLADA  (OLMo names, unshifted)
  *
  * max_context (prompt + hole, tokens): 2048 for the Dream family (the usable
- * context its README states, whatever max_position_embeddings says); for the
+ * context its README states; less only when max_position_embeddings is smaller); for the
  * others min(max_position_embeddings or max_sequence_length, 4096). */
 #define _GNU_SOURCE
 #include "engine_impl.h"
@@ -267,8 +267,10 @@ static base_status eng__parse_config(eng_model *m, json_t *cfg, const char *path
 
     if (maxpos < 0)
         return eng__err(err, BASE_ERR_MODEL, "%s: negative maximum position count", path);
+    /* Dream: 2048, or fewer when max_position_embeddings says the model was trained
+     * on shorter sequences (the trained default: 256); RoPE past them is untrained. */
     if (in->family == ENG_FAMILY_DREAM)
-        in->max_context = 2048;
+        in->max_context = (int)(maxpos > 0 && maxpos < 2048 ? maxpos : 2048);
     else
         in->max_context = (int)(maxpos > 0 && maxpos < 4096 ? maxpos : 4096);
     return BASE_OK;
