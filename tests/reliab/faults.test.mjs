@@ -25,8 +25,11 @@ process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
 const URI = 'file:///f.py';
 const TEXT = 'def area(w, h):\n    return \n';
 // Invoked (triggerKind 1): never answered from the typing cache.
-// Small, quick requests: this machine is shared.
-const FAST = { candidates: 1, maxSteps: 8, timeBudgetMs: 1000 };
+// Small, quick requests: this machine is shared. The random tiny model's text
+// rarely parses and a budget planned from a loaded machine may answer null,
+// so validation and the budget are off: every request on a sound model is
+// served.
+const FAST = { candidates: 1, maxSteps: 8, validate: false, latencyBudgetMs: 0 };
 const ask = (conn, uri = URI) => conn.sendRequest('textDocument/inlineCompletion', {
   textDocument: { uri }, position: { line: 1, character: 11 }, context: { triggerKind: 1 } });
 // Writes to sockets the daemon refused fail with EPIPE inside the client
