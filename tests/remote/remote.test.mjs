@@ -58,6 +58,13 @@ async function remote(source, extra = {}) {
   return s;
 }
 
+// Ends a session: a clean exit, nothing the sanitizers complain about.
+async function done(s) {
+  const r = await close(s);
+  assert.equal(r.code, 0, s.d.stderr.slice(-2000));
+  assert.ok(!/Sanitizer/.test(s.d.stderr), s.d.stderr.slice(-2000));
+}
+
 async function ask(s, uri, text, line, ch, token) {
   await open(s.conn, uri, text);
   return inline(s.conn, uri, line, ch, { triggerKind: 1 }, token);
@@ -86,7 +93,7 @@ test('openai-fim: the documented request, the documented answer, one kept-alive 
   }
   assert.equal(got[0].port, got[1].port, 'the second request reuses the connection');
   assert.ok(!sinks(s, s.logFile).includes(KEY));
-  await close(s);
+  await done(s);
 });
 
 test('llama-infill: /infill with input_prefix / input_suffix / n_predict; no key, no Authorization', async () => {
@@ -103,7 +110,7 @@ test('llama-infill: /infill with input_prefix / input_suffix / n_predict; no key
   assert.equal(b.input_suffix, want.input_suffix);
   assert.ok(Number.isInteger(b.n_predict) && b.n_predict > 0);
   for (const k of Object.keys(b)) assert.ok(k in want, `undocumented field ${k}`);
-  await close(s);
+  await done(s);
 });
 
 test('server failures: each a clear error, the daemon keeps serving, the key never shows', async () => {
@@ -134,7 +141,7 @@ test('server failures: each a clear error, the daemon keeps serving, the key nev
   assert.ok(requests().some((e) => e.scenario === '401'));
   assert.ok(!sinks(s, s.logFile).includes(KEY), 'no log, trace or message carries the key');
   assert.ok(fs.readFileSync(s.logFile, 'utf8').includes('HTTP 401'), 'the log file was written');
-  await close(s);
+  await done(s);
 });
 
 test('a cancelled request closes its connection at once', async () => {
@@ -162,7 +169,7 @@ test('a cancelled request closes its connection at once', async () => {
   assert.ok(closed.t - t0 < 0.5, `closed ${(closed.t - t0).toFixed(3)} s after the cancel`);
   const ok = await ask(s, 'file:///w/ok.py', DOC, 1, 11);
   assert.equal(ok.items[0].insertText, 'a + b');
-  await close(s);
+  await done(s);
 });
 
 test('excluded files are never sent', async () => {
@@ -174,7 +181,7 @@ test('excluded files are never sent', async () => {
   }
   assert.equal(requests().length, n0, 'nothing reached the server');
   assert.ok(!requests().some((e) => e.body.includes('hunter2')));
-  await close(s);
+  await done(s);
 });
 
 test('settings: key files must be 0600, http:// only to loopback, no inline keys', async () => {
@@ -201,7 +208,7 @@ test('settings: key files must be 0600, http:// only to loopback, no inline keys
     assert.equal(requests().length, n0, 'nothing was sent');
     assert.match(fs.readFileSync(s.logFile, 'utf8'), re);
     assert.ok(!sinks(s, s.logFile).includes(KEY));
-    await close(s);
+    await done(s);
   }
   fs.chmodSync(kf, 0o600);
   const s = await remote({ ...FIM, apiKeyEnv: undefined, apiKeyFile: kf });
@@ -210,7 +217,7 @@ test('settings: key files must be 0600, http:// only to loopback, no inline keys
   assert.equal(r.items[0].insertText, 'a + b');
   assert.equal(requests()[n0].auth, `Bearer ${KEY}`);
   assert.ok(!sinks(s, s.logFile).includes(KEY));
-  await close(s);
+  await done(s);
 });
 
 test('doctor checks reachability and authentication', () => {
@@ -229,4 +236,44 @@ test('doctor checks reachability and authentication', () => {
   assert.match(down, /remote: FAILED: remote: http:\/\/127\.0\.0\.1:1: /);
   const denied = run({ ...FIM, headers: { 'X-Scenario': 'x' }, model: 'SCENARIO:401' });
   assert.match(denied, /remote: FAILED: .*HTTP 401/);
+});
+
+test('shared pipeline: typing through a remote answer asks nothing; a newer request supersedes and closes the old one', async () => {
+  const s = await remote({ ...FIM, timeoutMs: 10000 });
+  const { conn } = s;
+  const uri = 'file:///w/t.py';
+  const r = await ask(s, uri, DOC, 1, 11);
+  assert.equal(r.items[0].insertText, 'a + b');
+  const n0 = requests().length;
+  await conn.sendNotification('textDocument/didChange', {
+    textDocument: { uri, version: 2 },
+    contentChanges: [{ range: { start: { line: 1, character: 11 }, end: { line: 1, character: 11 } }, text: 'a' }],
+  });
+  const typed = await inline(conn, uri, 1, 12, { triggerKind: 2 });
+  assert.equal(typed.items[0].insertText, ' + b', 'answered from the typing-through cache');
+  assert.equal(requests().length, n0, 'without a request to the server');
+
+  // A slow request, then a newer one for the same document: the first is
+  // answered null and its connection closes; the second answers.
+  const u2 = 'file:///w/s.py';
+  await open(conn, u2, `# SCENARIO:slow\n${DOC}`);
+  const closed0 = entries().filter((e) => e.event === 'client_closed').length;
+  const first = inline(conn, u2, 2, 11);
+  for (let i = 0; i < 300 && requests().length === n0; i++) await new Promise((res) => setTimeout(res, 10));
+  assert.equal(requests().length, n0 + 1);
+  await conn.sendNotification('textDocument/didChange', {
+    textDocument: { uri: u2, version: 2 },
+    contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } }, text: '' }],
+  });
+  const t0 = Date.now() / 1000;
+  const second = inline(conn, u2, 1, 11);
+  assert.equal(await first, null, 'superseded: null');
+  assert.equal((await second).items[0].insertText, 'a + b');
+  let closed = null;
+  for (let i = 0; i < 100 && !closed; i++) {
+    closed = entries().filter((e) => e.event === 'client_closed')[closed0];
+    if (!closed) await new Promise((res) => setTimeout(res, 10));
+  }
+  assert.ok(closed && closed.t - t0 < 0.5, 'the superseded transfer was closed at once');
+  await done(s);
 });
