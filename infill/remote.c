@@ -481,7 +481,13 @@ static void ifl__cut_context(const ifl_remote *r, const ifl_source_req *sr, size
     if (sr->prefix_len > (size_t)kp) {
         size_t o = sr->prefix_len - (size_t)kp;
         const char *nl = memchr(sr->prefix + o, '\n', sr->prefix_len - o);
-        o = nl ? (size_t)(nl - sr->prefix) + 1 : sr->prefix_len;
+        if (nl) {
+            o = (size_t)(nl - sr->prefix) + 1;
+        } else {
+            /* One long line: cut it, at a code point. */
+            while (o < sr->prefix_len && ((unsigned char)sr->prefix[o] & 0xC0) == 0x80)
+                o++;
+        }
         *pre_off = o;
     }
     *suf_len = sr->suffix_len;
@@ -489,6 +495,11 @@ static void ifl__cut_context(const ifl_remote *r, const ifl_source_req *sr, size
         size_t e = (size_t)ks;
         while (e > 0 && sr->suffix[e - 1] != '\n')
             e--;
+        if (e == 0) {
+            e = (size_t)ks;
+            while (e > 0 && ((unsigned char)sr->suffix[e] & 0xC0) == 0x80)
+                e--;
+        }
         *suf_len = e;
     }
 }

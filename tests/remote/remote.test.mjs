@@ -277,3 +277,21 @@ test('shared pipeline: typing through a remote answer asks nothing; a newer requ
   assert.ok(closed && closed.t - t0 < 0.5, 'the superseded transfer was closed at once');
   await done(s);
 });
+
+test('contextBytes: the far ends are cut at line starts, 3/4 prefix and 1/4 suffix', async () => {
+  const s = await remote({ ...FIM, contextBytes: 64 });
+  const head = Array.from({ length: 20 }, (_, i) => `x${i} = ${i}\n`).join('');
+  const tail = Array.from({ length: 20 }, (_, i) => `y${i} = ${i}\n`).join('');
+  const text = `${head}def add(a, b):\n    return \n${tail}`;
+  const n0 = requests().length;
+  const r = await ask(s, 'file:///w/cut.py', text, 21, 11);
+  assert.equal(r.items[0].insertText, 'a + b');
+  const b = JSON.parse(requests()[n0].body);
+  const prefix = `${head}def add(a, b):\n    return `;
+  const suffix = `\n${tail}`;
+  assert.ok(prefix.endsWith(b.prompt) && b.prompt.length <= 48 && b.prompt.length > 20, b.prompt);
+  assert.ok(b.prompt.startsWith('x') || b.prompt.startsWith('def'), 'starts at a line');
+  assert.ok(suffix.startsWith(b.suffix) && b.suffix.length <= 16 + 48 - b.prompt.length, b.suffix);
+  assert.ok(b.suffix === '' || b.suffix.endsWith('\n'), 'ends at a line');
+  await done(s);
+});
