@@ -10,12 +10,16 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libjansson-dev libuv1-dev libpcre2-dev libutf8proc-dev libopenblas-dev zlib1g-dev
   libcurl4-openssl-dev
-  python3 python3-numpy
+  python3 python3-numpy python3-regex python3-torch
   clang clang-format libclang-rt-14-dev valgrind
   neovim netcat-openbsd
   # editor tests: tmux for the terminal run, aha + chromium to render it to PNG;
   # apt, dpkg and debian-archive-keyring (always on Debian) fetch Neovim 0.10/0.12
   tmux aha chromium debian-archive-keyring
+  # the real-VS-Code test (chromium above is also the browser playwright-core
+  # drives): the rg VS Code's search may fall back to, and the Kerberos headers
+  # code-server's native kerberos module compiles against (tests/editors/vscode/setup.sh)
+  ripgrep libkrb5-dev
 )
 
 want_apt=1

@@ -20,7 +20,7 @@ typedef struct dmn_config {
     char *log_file;     /* NULL: stderr */
     char *log_level;    /* "info" default */
     char *config_file;  /* explicit --config, else the XDG path */
-    size_t max_message; /* body limit, bytes (0 → 64 MiB) */
+    size_t max_message; /* body limit, bytes (0 → 256 MiB) */
     /* Effective settings shared by every session: defaults < config file <
      * command line. Always a JSON object; keys include "model", "device",
      * "languages", "exclude", "seed", "candidates", "validate", "steps", "alg",

@@ -35,7 +35,7 @@ static int dmn__usage(FILE *f) {
                "  --allow-remote         permit a non-loopback address; needs --token-file\n"
                "  --token-file FILE      sessions must send this token in "
                "initializationOptions.token\n"
-               "  --max-message BYTES    largest accepted message body (default 64 MiB)\n"
+               "  --max-message BYTES    largest accepted message body (default 256 MiB)\n"
                "  --version, --help\n"
                "\n"
                "Precedence: command line > initializationOptions / didChangeConfiguration >\n"

@@ -38,14 +38,25 @@ lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_hos
 void dmn_provider_free(lsp_provider_i *p);
 
 /* The model folder the provider loads for these settings: "model" when set
- * (non-empty), else the embedded tiny model next to the executable
- * (<exe dir>/models/tiny-dream or <exe dir>/../share/infilld/models/tiny-dream,
- * the lookup `infilld complete` uses), else NULL (no model). The path is
- * written to buf when it comes from the lookup. */
+ * (non-empty), else the embedded default next to the executable
+ * (<exe dir>/models/infilld-tiny-code, then models/tiny-dream, also under
+ * <exe dir>/../share/infilld/; the lookup `infilld complete` uses), else NULL (no model). The path
+ * is written to buf when it comes from the lookup. */
 const char *dmn_provider_model_dir(const json_t *settings, char *buf, size_t cap);
 
 /* `infilld doctor`: prints to f the model these settings would use (path,
  * family, size) and the backend it runs on. */
 void dmn_provider_doctor(const json_t *settings, FILE *f);
+
+/* Latency budget defaults per trigger (docs/PROTOCOL.md, `latencyBudgetMs`). */
+#define DMN_BUDGET_AUTOMATIC_MS 400
+#define DMN_BUDGET_INVOKED_MS 2000
+/* The budget of a request: settings' "latencyBudgetMs" (a number for both
+ * triggers, or {automatic, invoked}; 0 = none), else the defaults above. */
+int dmn_latency_budget_ms(const json_t *settings, bool invoked);
+/* The plan of res as JSON (`--json`, infilld/status): budget, what it chose,
+ * the cost model; latency_ms < 0 leaves out latencyMs / inBudget. New reference. */
+struct ifl_doc_res;
+json_t *dmn_plan_json(const struct ifl_doc_res *res, double latency_ms);
 
 #endif

@@ -14,6 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Defaults of the "maxDocumentBytes" and "maxLineBytes" settings
+ * (docs/PROTOCOL.md): past them a document is not completed. */
+#define DMN__MAX_DOCUMENT ((size_t)4 << 20)
+#define DMN__MAX_LINE ((size_t)16 << 10)
+/* Default "parseBudgetMs": the most CPU time one parse may hold the loop. */
+#define DMN__PARSE_BUDGET_MS 1000
+
 /* One request waiting for the worker (loop thread only). */
 typedef struct dmn__pending {
     lsp_server *srv;
@@ -71,8 +78,10 @@ typedef struct dmn__prov {
     char state[16];
     char backend[16]; /* device actually in use, from the worker */
     double last_latency_ms;
-    int progress; /* work-done progress handle while loading */
+    json_t *last_plan; /* the last answered request's plan (infilld/status) */
+    int progress;      /* work-done progress handle while loading */
     int last_percent;
+    char refused[1200]; /* the last refusal logged: session, uri, reason */
 } dmn__prov;
 
 static void dmn__push(dmn__prov *p, dmn__event *e) {
@@ -137,7 +146,7 @@ static void dmn__on_state(void *ud, const char *state, const char *msg, uint64_t
 static void dmn__send_status(dmn__prov *p) {
     const char *dev = p->backend[0] ? p->backend : (p->device ? p->device : "auto");
     lsp_status st = {p->model_dir, dev, p->state,
-                     p->last_latency_ms > 0 ? p->last_latency_ms : -1.0};
+                     p->last_latency_ms > 0 ? p->last_latency_ms : -1.0, p->last_plan};
     dmn_host_status(p->host, &st);
 }
 
@@ -232,6 +241,10 @@ static void dmn__handle_done(dmn__prov *p, ifl_job *job) {
     *link = e->next;
     if (!e->dead && job->status == BASE_OK)
         job->status = dmn__post_job(p, e, job);
+    if (!e->dead && job->status == BASE_OK && job->res.plan.planned) {
+        json_decref(p->last_plan);
+        p->last_plan = dmn_plan_json(&job->res, job->latency_ms);
+    }
     if (!e->dead) {
         if (job->status == BASE_OK && job->res.n_items > 0) {
             int n = e->invoked ? job->res.n_items : 1;
@@ -295,13 +308,16 @@ static void dmn__handle_state(dmn__prov *p, dmn__event *ev) {
         if (ev->total > 0)
             return; /* a progress tick, not a state change */
     } else {
+        bool was_loading = p->progress != 0 || strcmp(p->state, "loading") == 0;
         if (p->progress)
             dmn_host_progress_end(p->host, p->progress,
                                   strcmp(ev->state, "ready") == 0 ? "Model ready" : "Failed");
         p->progress = 0;
         if (strcmp(ev->state, "error") == 0) {
+            /* A load that failed, or a loaded model lost (its files truncated). */
             char msg[768];
-            snprintf(msg, sizeof msg, "infilld: cannot load model %s: %s",
+            snprintf(msg, sizeof msg, "infilld: %s %s: %s",
+                     was_loading ? "cannot load model" : "model lost:",
                      p->model_dir ? p->model_dir : "", ev->text ? ev->text : "unknown error");
             dmn_host_show_message(p->host, LSP_MSG_ERROR, msg);
             BASE_LOGE("dmn", "%s", msg);
@@ -355,6 +371,47 @@ static uint64_t dmn__group(const lsp_server *srv, const char *uri) {
     return h;
 }
 
+/* A size setting: a positive integer, else the default. */
+static size_t dmn__limit(const json_t *settings, const char *key, size_t def) {
+    json_t *v = json_object_get(settings, key);
+    return json_is_integer(v) && json_integer_value(v) > 0 ? (size_t)json_integer_value(v) : def;
+}
+
+/* Documents that would hold the loop thread (tree-sitter builds the whole
+ * tree on the first request) or the worker too long are stored and edited
+ * as usual but not completed: the answer is empty and the reason is logged,
+ * once while the same document keeps being refused for the same reason (not
+ * at every keystroke). */
+static bool dmn__refuse(dmn__prov *p, lsp_server *srv, const lsp_completion_req *req,
+                        const char *text, size_t len) {
+    const json_t *set = lsp_server_settings(srv);
+    size_t max_doc = dmn__limit(set, "maxDocumentBytes", DMN__MAX_DOCUMENT);
+    size_t max_line = dmn__limit(set, "maxLineBytes", DMN__MAX_LINE);
+    const char *uri = req->uri ? req->uri : "";
+    char why[160] = "";
+    if (len > max_doc) {
+        snprintf(why, sizeof why, "%zu bytes exceed maxDocumentBytes (%zu)", len, max_doc);
+    } else {
+        size_t a = req->cursor < len ? req->cursor : len, b = a;
+        while (a > 0 && text[a - 1] != '\n')
+            a--;
+        const char *nl = memchr(text + b, '\n', len - b);
+        b = nl ? (size_t)(nl - text) : len;
+        if (b - a > max_line)
+            snprintf(why, sizeof why, "the cursor line has %zu bytes, over maxLineBytes (%zu)",
+                     b - a, max_line);
+    }
+    if (!why[0])
+        return false;
+    char key[sizeof p->refused];
+    snprintf(key, sizeof key, "%p %s %.20s", (void *)srv, uri, why);
+    if (strcmp(key, p->refused) != 0) {
+        snprintf(p->refused, sizeof p->refused, "%s", key);
+        BASE_LOGW("dmn", "completion refused for %s: %s", uri, why);
+    }
+    return true;
+}
+
 static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *req) {
     dmn__prov *p = ud;
     if (p->source_error) {
@@ -369,6 +426,10 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
     }
     size_t len = 0;
     const char *text = lsp_doc_text(req->doc, &len);
+    if (dmn__refuse(p, srv, req, text, len)) {
+        lsp_server_complete(srv, req->token, NULL, 0, BASE_OK, NULL);
+        return;
+    }
     char key[64 + 1024];
     snprintf(key, sizeof key, "%p %s", (void *)srv, req->uri ? req->uri : "");
     bool sel = req->kind == LSP_REQ_REGENERATE || req->kind == LSP_REQ_CODE_ACTION;
@@ -403,16 +464,22 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
         r.steps = o->steps;
         if (o->alg && !eng_alg_parse(o->alg, &r.alg))
             r.alg = ENG_ALG_DEFAULT;
-        /* Per-request budgets: "maxSteps" (denoising steps) and "timeBudgetMs"
-         * (wall time from the job's start); past them the next step commits
-         * every remaining mask. */
+        /* Per-request budgets: "maxSteps" (denoising steps) and the latency
+         * budget (wall time from when the daemon received the request:
+         * "latencyBudgetMs" per trigger, "timeBudgetMs" overriding both). */
         json_t *ms = json_object_get(o->all, "maxSteps");
         json_t *tb = json_object_get(o->all, "timeBudgetMs");
         if (json_is_integer(ms) && json_integer_value(ms) > 0)
             r.max_steps = (int)json_integer_value(ms);
+        r.time_budget_ms = dmn_latency_budget_ms(o->all, req->invoked || sel);
         if (json_is_number(tb) && json_number_value(tb) > 0)
             r.time_budget_ms = (int)json_number_value(tb);
+    } else {
+        r.time_budget_ms = dmn_latency_budget_ms(NULL, req->invoked || sel);
     }
+    r.received_ns = req->received_ns;
+    const char *growth = o ? json_string_value(json_object_get(o->all, "holeGrowth")) : NULL;
+    r.grow_extend = growth && strcmp(growth, "extend") == 0;
     r.want_partial = req->want_partial && !sel;
     ifl_syntax *sx = dmn__syntax(p, srv);
     r.has_span = true;
@@ -568,10 +635,14 @@ void dmn_provider_doctor(const json_t *settings, FILE *f) {
     fprintf(f,
             "model: %s%s\n"
             "model family: %s (%s), %d layers, hidden %d, vocab %d, weights %.1f MiB\n"
+            "model weights: %s, types %s, resident %.1f MiB (mapped files%s)\n"
             "backend: %s\n",
             dir, dir == def ? " (embedded default)" : "", dmn__family_name(in->family),
             in->arch ? in->arch : "?", in->n_layer, in->d_model, in->vocab_size,
-            (double)in->weight_bytes / (1024.0 * 1024.0), eng_model_device_desc(m));
+            (double)in->weight_bytes / (1024.0 * 1024.0), in->gguf ? "GGUF" : "safetensors",
+            in->quant_types, (double)in->resident_bytes / (1024.0 * 1024.0),
+            in->gguf && in->family == ENG_FAMILY_LLADA ? " + Q/K rows un-permuted" : "",
+            eng_model_device_desc(m));
     eng_model_free(m);
 }
 
@@ -625,6 +696,40 @@ static bool dmn__configure_remote(dmn__prov *p, const json_t *settings) {
     return true;
 }
 
+int dmn_latency_budget_ms(const json_t *settings, bool invoked) {
+    int ms = invoked ? DMN_BUDGET_INVOKED_MS : DMN_BUDGET_AUTOMATIC_MS;
+    const json_t *v = json_object_get(settings, "latencyBudgetMs");
+    if (json_is_object(v))
+        v = json_object_get(v, invoked ? "invoked" : "automatic");
+    if (json_is_number(v) && json_number_value(v) >= 0 && json_number_value(v) <= 600000)
+        ms = (int)json_number_value(v);
+    return ms;
+}
+
+json_t *dmn_plan_json(const ifl_doc_res *res, double latency_ms) {
+    const ifl_plan *pl = &res->plan;
+    if (!pl->planned)
+        return json_null();
+    const ifl_cost *c = &pl->cost;
+    json_t *cost = json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:i}", "callMs", c->call_ms, "rowMs",
+                             c->row_ms, "pairMs", c->pair_ms, "posMs", c->pos_ms, "scale", c->scale,
+                             "measured", c->measured, "runsObserved", c->n_obs);
+    json_t *j =
+        json_pack("{s:f, s:f, s:b, s:s, s:i, s:i, s:i, s:i, s:i, s:b, s:f, s:f, s:f, s:i, "
+                  "s:i, s:i, s:o}",
+                  "budgetMs", pl->budget_ms, "leftMs", pl->left_ms, "run", pl->run, "why",
+                  pl->why ? pl->why : "", "contextTokens", pl->ctx_tokens, "candidates",
+                  pl->candidates, "hole", pl->n_hole, "holeCap", pl->n_cap, "maxSteps",
+                  pl->max_steps, "grow", pl->grow, "fullStepMs", pl->full_ms, "windowStepMs",
+                  pl->window_ms, "predictedRunMs", pl->run_ms, "growRefused", res->grow_refused,
+                  "rejected", res->n_rejected, "runs", res->runs, "cost", cost);
+    if (j && latency_ms >= 0) {
+        json_object_set_new(j, "latencyMs", json_real(latency_ms));
+        json_object_set_new(j, "inBudget", json_boolean(latency_ms <= pl->budget_ms));
+    }
+    return j;
+}
+
 /* Without a configured model the embedded default is loaded, as by
  * `infilld complete`. */
 static base_status dmn__configure(void *ud, const json_t *settings) {
@@ -635,6 +740,9 @@ static base_status dmn__configure(void *ud, const json_t *settings) {
     const char *dir = dmn_provider_model_dir(settings, def, sizeof def);
     const char *dev = json_string_value(json_object_get(settings, "device"));
     dmn__set_model(p, dir, dev);
+    /* One budget for every session's parses: the last settings applied win. */
+    ifl_syntax_set_parse_budget(
+        (unsigned)dmn__limit(settings, "parseBudgetMs", DMN__PARSE_BUDGET_MS));
     return BASE_OK;
 }
 
@@ -729,5 +837,7 @@ void dmn_provider_free(lsp_provider_i *iface) {
     free(p->source_error);
     p->source_sig = p->source_error = NULL;
     p->model_dir = p->device = NULL;
+    json_decref(p->last_plan);
+    p->last_plan = NULL;
     uv_close((uv_handle_t *)&p->async, dmn__closed);
 }

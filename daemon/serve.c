@@ -57,6 +57,7 @@ typedef struct dmn__status_copy {
     bool set;
     char *model, *device, *state;
     double last_latency_ms;
+    json_t *plan;
 } dmn__status_copy;
 
 struct dmn_daemon {
@@ -134,12 +135,28 @@ static void dmn__on_overflow(uv_idle_t *h) {
 
 typedef struct dmn_write {
     uv_write_t req;
+    dmn_session *s;
     char data[];
 } dmn_write;
 
+/* The client closed its end (EPIPE: an editor that quit without exit, or a
+ * closed stdout): nothing more can reach it, so its session ends, on the
+ * next loop turn, as when it stops reading; on stdio that ends the daemon. */
+static void dmn__write_failed(dmn_session *s, int err) {
+    if (s->overflow || s->closing)
+        return;
+    BASE_LOGW("dmn", "cannot write to the client (%s): ending its session", uv_strerror(err));
+    s->overflow = true;
+    if (s->keeper)
+        uv_idle_start(s->keeper, dmn__on_overflow);
+}
+
+/* A session outlives its pending writes: closing its stream cancels them
+ * (UV_ECANCELED) before the close callback frees it. */
 static void dmn__write_done(uv_write_t *req, int status) {
+    dmn_write *w = (dmn_write *)req;
     if (status < 0 && status != UV_ECANCELED)
-        BASE_LOGD("dmn", "write failed: %s", uv_strerror(status));
+        dmn__write_failed(w->s, status);
     free(req);
 }
 
@@ -153,8 +170,10 @@ static void dmn__hook_write(void *ud, const char *data, size_t len) {
             ssize_t n = write(STDOUT_FILENO, data, len);
             if (n < 0 && errno == EINTR)
                 continue;
-            if (n <= 0)
+            if (n <= 0) {
+                dmn__write_failed(s, n < 0 ? uv_translate_sys_error(errno) : UV_EIO);
                 return;
+            }
             data += n;
             len -= (size_t)n;
         }
@@ -177,11 +196,12 @@ static void dmn__hook_write(void *ud, const char *data, size_t len) {
     if (!w)
         return;
     memcpy(w->data, data, len);
+    w->s = s;
     uv_buf_t b = uv_buf_init(w->data, (unsigned)len);
     int rc = uv_write(&w->req, s->out, &b, 1, dmn__write_done);
     if (rc < 0) {
-        BASE_LOGD("dmn", "write failed: %s", uv_strerror(rc));
         free(w);
+        dmn__write_failed(s, rc);
     }
 }
 
@@ -281,12 +301,17 @@ static void dmn__apply_settings(dmn_session *s) {
     dmn__log_gate(s->d);
 }
 
-/* Constant-time comparison, so the token cannot be guessed byte by byte. */
-static bool dmn__token_eq(const char *a, const char *b) {
-    size_t la = strlen(a), lb = strlen(b);
-    unsigned char diff = la != lb;
-    for (size_t i = 0; i < la && i < lb; i++)
-        diff |= (unsigned char)(a[i] ^ b[i]);
+/* Constant-time comparison: the time depends on the length of the offered
+ * token only, never on how much of the secret it matches nor on the secret's
+ * length (the loop runs over the offered bytes, reading the secret
+ * cyclically; tokens have at least 8 characters, so lb > 0). */
+static bool dmn__token_eq(const char *offered, const char *secret) {
+    size_t la = strlen(offered), lb = strlen(secret);
+    if (lb == 0)
+        return false;
+    volatile unsigned char diff = la != lb;
+    for (size_t i = 0; i < la; i++)
+        diff |= (unsigned char)(offered[i] ^ secret[i % lb]);
     return diff == 0;
 }
 
@@ -336,7 +361,8 @@ static void dmn__hook_initialized(void *ud, lsp_server *srv) {
     lsp_status st = {.model = c->model,
                      .device = c->device,
                      .state = c->state,
-                     .last_latency_ms = c->last_latency_ms};
+                     .last_latency_ms = c->last_latency_ms,
+                     .plan = c->plan};
     lsp_server_status(srv, &st);
 }
 
@@ -676,6 +702,8 @@ void dmn_host_status(dmn_host *h, const lsp_status *st) {
         c->device = dmn__dup_or_null(st->device);
         c->state = dmn__dup_or_null(st->state);
         c->last_latency_ms = st->last_latency_ms;
+        json_decref(c->plan);
+        c->plan = st->plan ? json_deep_copy(st->plan) : NULL;
         c->set = true;
     }
     for (dmn_session *s = h ? h->d->sessions : NULL; s; s = s->next)
@@ -792,6 +820,7 @@ int dmn_serve(dmn_config *cfg) {
     free(d.status.model);
     free(d.status.device);
     free(d.status.state);
+    json_decref(d.status.plan);
     if (uv_loop_close(&loop) != 0)
         BASE_LOGW("dmn", "event loop closed with handles still open");
     return d.exit_code;

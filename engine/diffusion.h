@@ -79,10 +79,24 @@ typedef struct eng_diff_params {
     uint64_t seed; /* noise seed; batch rows differ through the noise position (b * len + i);
                       DreamOn row c: seed + c */
     int max_steps; /* hard step budget (0 = none); the last step commits every mask */
+    /* The first n_hole_init hole slots of every candidate start as these ids
+     * instead of masks, committed with probability hole_init_prob (a grown
+     * hole that keeps what the last run wrote). Not with DreamOn. */
+    const int32_t *hole_init;
+    int n_hole_init;
+    float hole_init_prob;
     uint64_t deadline_ns;       /* base_now_ns() deadline (0 = none); then one final commit step */
     int dreamon_max_hole;       /* DreamOn: largest hole (0 = max(64, N)) */
     int dreamon_budget;         /* DreamOn: expansions allowed (0 = dreamon_max_hole) */
     const volatile int *cancel; /* checked between steps; non-zero → ERR_CANCELLED */
+    /* Predicted wall time (ms) of one step that recomputes `rows` canvas rows
+     * attending to `keys` positions and predicts n_pos positions (the
+     * planner's cost model, infill/plan.c). With a deadline, a step that
+     * would leave no time for the final commit step becomes that final step,
+     * so a run ends inside the deadline when the predictions hold. NULL: the
+     * deadline is compared with the clock only. */
+    double (*step_cost)(void *ud, int rows, int keys, int n_pos);
+    void *step_cost_ud;
     eng_diff_progress_fn progress;
     void *progress_ud;
 } eng_diff_params;
@@ -118,6 +132,7 @@ typedef struct eng_diff_result {
     int steps_run; /* denoising steps (forward passes requested) */
     int n_forward_full, n_forward_window;
     double ms_total, ms_step; /* wall time of the loop and of the stepper calls */
+    double ms_predicted;      /* step_cost summed over the steps run (0 without step_cost) */
     int n_candidates;
     eng_diff_candidate cand[16]; /* ranked: best mean confidence first */
     eng_alg alg;                 /* the algorithm actually run */

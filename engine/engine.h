@@ -25,7 +25,21 @@ typedef enum eng_family {
     ENG_FAMILY_LLADA,       /* LLaDAModelLM, OLMo tensor names */
 } eng_family;
 
-typedef enum eng_dtype { ENG_F32 = 0, ENG_F16, ENG_BF16 } eng_dtype;
+/* Storage types of weights. The block types (GGUF files only) follow ggml's
+ * published layouts: Q8_0/Q4_0 blocks of 32, the K-quants super-blocks of 256. */
+typedef enum eng_dtype {
+    ENG_F32 = 0,
+    ENG_F16,
+    ENG_BF16,
+    ENG_Q8_0,
+    ENG_Q4_0,
+    ENG_Q4_K,
+    ENG_Q5_K,
+    ENG_Q6_K,
+} eng_dtype;
+
+/* "F32", "BF16", "Q4_K", ... */
+const char *eng_dtype_name(eng_dtype t);
 
 typedef struct eng_model_info {
     eng_family family;
@@ -42,16 +56,23 @@ typedef struct eng_model_info {
     bool shift_logits; /* token i is predicted by output row i-1 (row 0 for i = 0) */
     bool tied_head;    /* LM head is the embedding matrix */
     bool qkv_bias;
-    eng_dtype dtype; /* dtype of the large matrices as stored in the file */
+    eng_dtype dtype;      /* dtype of the large matrices as stored in the file (the
+                             embedding's; a quantised file may mix types per tensor) */
+    bool gguf;            /* loaded from a GGUF file */
+    char quant_types[64]; /* every storage type among the weights, "Q4_K+Q6_K+F32" */
     int32_t mask_id;
     int32_t bos_id; /* -1 when the model has none */
     int32_t eos_id;
     int32_t pad_id;
     int32_t expand_id; /* DreamOn <|expand|>; -1 when absent */
     int max_context;   /* usable context in tokens (prompt + hole): 2048 for the Dream
-                          family (its README's limit), else min(max_position_embeddings
+                          family (its README's limit; less if max_position_embeddings is
+                          smaller), else min(max_position_embeddings
                           or max_sequence_length, 4096) */
     uint64_t weight_bytes;
+    uint64_t resident_bytes; /* mapped weight files + weights copied at load (LLaDA GGUF
+                                Q/K rows): what the model keeps in memory, without the
+                                backend's per-context K/V cache and scratch */
 } eng_model_info;
 
 typedef struct eng_model eng_model;
@@ -75,6 +96,12 @@ void eng_load_opts_default(eng_load_opts *o);
  * files). Returns NULL and fills err on failure. */
 eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error *err);
 void eng_model_free(eng_model *m); /* NULL-safe */
+/* NULL while the model's weight files are as loaded; else the path of one
+ * that was truncated or rewritten in place while mapped (reads of its lost
+ * pages gave zeros, or its bytes changed, so results computed since are
+ * garbage and the model must be unloaded).
+ * Deleting or replacing a file keeps the mapped one and is not damage. */
+const char *eng_model_files_damaged(const eng_model *m);
 const eng_model_info *eng_model_get_info(const eng_model *m);
 /* Name of the backend actually in use: "cpu" or "cuda". */
 const char *eng_model_backend_name(const eng_model *m);

@@ -12,6 +12,66 @@
 #include "engine.h"
 #include "syntax.h"
 
+/* ---- latency: cost model and plan (infill/plan.c) -------------------------- */
+
+/* Predicted step time: scale · (call + row·rows + pair·rows·keys + pos·n_pos) ms. */
+typedef struct ifl_cost {
+    double call_ms;    /* per step call */
+    double row_ms;     /* per recomputed canvas row (every layer's matmuls) */
+    double pair_ms;    /* per (recomputed row, attended position) pair */
+    double pos_ms;     /* per predicted position (LM head + vocabulary reductions) */
+    double scale;      /* observed / predicted over the runs so far (1 at load) */
+    int n_obs;         /* runs observed */
+    double measure_ms; /* what measuring took */
+    bool measured;     /* false: set by hand (tests) or not measured */
+} ifl_cost;
+
+double ifl_cost_step_ms(const ifl_cost *c, int rows, int keys, int n_pos);
+/* Measures c on st (full forwards of 32 and 128 tokens, window steps of 16
+ * rows; needs max_len >= 8). */
+base_status ifl_cost_measure(const eng_stepper *st, const eng_model_info *info, int max_len,
+                             ifl_cost *c);
+/* A run predicted to cost predicted_ms (with the current scale) took
+ * observed_ms: moves scale towards the ratio (clamped to 0.25..8). */
+void ifl_cost_observe(ifl_cost *c, double predicted_ms, double observed_ms);
+
+#define IFL_PLAN_MIN_CTX 128 /* the planner never cuts the context below this */
+
+typedef struct ifl_plan_in {
+    double budget_ms;  /* the request's whole budget */
+    double left_ms;    /* what is left of it now (<= 0: passed) */
+    int ctx_tokens;    /* prefix + suffix tokens the context may hold */
+    int n_hole, n_cap; /* first hole, the most it may grow to */
+    int candidates;
+    int block;  /* rows a window step recomputes (0 = the hole) */
+    int extra;  /* canvas tokens beyond context and hole (specials) */
+    int shift;  /* 1 for families whose row i - 1 predicts token i */
+    bool exact; /* every step is a full forward */
+} ifl_plan_in;
+
+typedef struct ifl_plan {
+    bool planned; /* a budget applied */
+    bool run;     /* false: nothing fits (budget passed): answer null at once */
+    double budget_ms, left_ms;
+    int ctx_tokens;            /* context budget after the plan (<= the input's) */
+    int candidates;            /* after the plan */
+    int n_hole, n_cap;         /* first hole, cap */
+    int max_steps;             /* step cap of the first run (0 = none needed) */
+    bool grow;                 /* a grown run is predicted to fit after the first */
+    double full_ms, window_ms; /* one full / window step at the plan's sizes */
+    double run_ms;             /* predicted first run (worst case: one commit per step) */
+    const char *why;           /* "fits", "fewer candidates", "context cut", "step cap", ... */
+    ifl_cost cost;             /* the cost model the plan used */
+} ifl_plan;
+
+/* Time kept back for post-processing and the answer. */
+double ifl_plan_reserve_ms(double budget_ms);
+void ifl_plan_make(const ifl_cost *c, const ifl_plan_in *in, ifl_plan *out);
+/* Does a run of hole n_next (its block fulls and a quarter of its tokens as
+ * steps) fit in avail_ms with p's context and candidates? */
+bool ifl_plan_grow(const ifl_cost *c, const ifl_plan_in *in, const ifl_plan *p, double avail_ms,
+                   int n_next);
+
 /* ---- a loaded model, used by one thread at a time ------------------------ */
 
 typedef struct ifl_model ifl_model;
@@ -20,6 +80,7 @@ typedef struct ifl_model_opts {
     eng_load_opts load;
     int max_candidates; /* batch rows of the context (1..16; 0 → 4) */
     int max_len;        /* canvas tokens (0 → the model's usable context, at most 2048) */
+    bool no_cost;       /* skip measuring the cost model at load (a default one is used) */
 } ifl_model_opts;
 
 void ifl_model_opts_default(ifl_model_opts *o);
@@ -30,11 +91,24 @@ const eng_model_info *ifl_model_info(const ifl_model *m);
 const eng_tokenizer *ifl_model_tokenizer(const ifl_model *m);
 const char *ifl_model_dir(const ifl_model *m);
 const char *ifl_model_device(const ifl_model *m); /* "cpu" / "cuda" */
+/* NULL while the weight files are intact, else the path of one truncated
+ * while mapped (eng_model_files_damaged): unload the model. */
+const char *ifl_model_damaged(const ifl_model *m);
 int ifl_model_max_len(const ifl_model *m);
+/* The cost model measured at load (updated by every run); set replaces it
+ * (tests, benchmarks). */
+const ifl_cost *ifl_model_cost(const ifl_model *m);
+void ifl_model_set_cost(ifl_model *m, const ifl_cost *c);
+/* Tests: every step of the pipeline goes through wrap, which calls inner
+ * (the engine) itself, e.g. to make steps slower. NULL restores. */
+typedef base_status (*ifl_step_wrap_fn)(void *ud, const eng_stepper *inner, const eng_batch *batch,
+                                        const eng_step_req *req, eng_row_result *out);
+void ifl_model_set_step_wrap(ifl_model *m, ifl_step_wrap_fn fn, void *ud);
 
-/* Default embedded model: <exe dir>/models/tiny-dream or
- * <exe dir>/../share/infilld/models/tiny-dream. Writes the path to out and
- * returns true when one exists. */
+/* Default embedded model: the trained <exe dir>/models/infilld-tiny-code or
+ * <exe dir>/../share/infilld/models/infilld-tiny-code, else the random
+ * <exe dir>/models/tiny-dream or <exe dir>/../share/infilld/models/tiny-dream.
+ * Writes the path to out and returns true when one exists. */
 bool ifl_default_model_dir(char *out, size_t cap);
 
 /* ---- one infill from text (no syntax) --------------------------------------- */
@@ -77,6 +151,7 @@ typedef struct ifl_text_res {
     int n_prefix_tokens, n_suffix_tokens; /* after the context cut */
     size_t prefix_cut, suffix_cut;        /* bytes dropped from the far ends */
     int steps_run, n_forward_full, n_forward_window;
+    double predicted_step_ms; /* the cost model's prediction of t.step_ms (0 without one) */
     eng_alg alg;
     ifl_timings t;
 } ifl_text_res;
@@ -108,9 +183,16 @@ typedef struct ifl_doc_req {
     int max_hole; /* cap on the span's token budget and its growth (0 = none) */
     int n_hole;   /* > 0: hole size in tokens instead of the span's budget; never grows */
     eng_cache_mode mode;
-    int max_steps;        /* step budget (0 = none); the last step commits every mask */
+    int max_steps; /* step budget (0 = none); the last step commits every mask */
+    /* Hole growth keeps the last run's tokens and adds masks after them
+     * instead of starting the larger hole from masks (cached mode only; an
+     * approximation, off until measured: docs/SAMPLERS.md §7). */
+    bool grow_extend;
     uint64_t deadline_ns; /* base_now_ns() deadline (0 = none) */
-    int time_budget_ms;   /* worker jobs: deadline = job start + this (0 = none) */
+    /* Latency budget: deadline = received_ns + this (the earlier of it and
+     * deadline_ns); the planner sizes the request to it (0 = none). */
+    int time_budget_ms;
+    uint64_t received_ns; /* base_now_ns() when the daemon received the request (0 = at start) */
     void (*partial)(void *ud, const char *text, size_t len, int step, int steps);
     void *partial_ud;
     bool want_partial; /* worker jobs: send partials through ifl_worker_cbs.partial */
@@ -132,14 +214,17 @@ typedef struct ifl_doc_item {
     size_t len;
     size_t start, end;
     double confidence;
-    bool valid; /* passed the syntax check (or none was made) */
+    bool valid; /* passed the syntax check (or none was made); rejected ones are dropped */
 } ifl_doc_item;
 
 typedef struct ifl_doc_res {
     ifl_span span;
     bool syntax; /* the span came from the syntax module (post-processing applies) */
     int n_items;
-    ifl_doc_item items[ENG_DIFF_MAX_CANDIDATES]; /* valid first, then by confidence */
+    ifl_doc_item items[ENG_DIFF_MAX_CANDIDATES]; /* valid ones only, by confidence */
+    int n_rejected;                              /* candidates the syntax check rejected */
+    ifl_plan plan;    /* the first run's plan (plan.planned when a budget applied) */
+    int grow_refused; /* growths the budget did not allow */
     /* The last diffusion run; steps, forwards and the tokenize, diffuse,
      * step and detokenize times add up over all runs. */
     ifl_text_res raw;
@@ -169,7 +254,8 @@ typedef base_status (*ifl_post_fn)(void *ud, const ifl_span *span, const char *c
 
 /* The post stage shared by every path: res->raw's candidates become
  * res->items (post-processed with post when res->syntax, else cut to the
- * span's lines), valid ones first. r is the request res was computed for. */
+ * span's lines), the ones the syntax check rejects dropped (counted in n_rejected). r is the
+ * request res was computed for. */
 base_status ifl_doc_post(const ifl_doc_req *r, ifl_doc_res *res, ifl_post_fn post, void *ud);
 void ifl_doc_res_free(ifl_doc_res *r);
 

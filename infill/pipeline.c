@@ -18,6 +18,9 @@ struct ifl_model {
     eng_model_info info;
     int max_len, max_batch;
     char *dir;
+    ifl_cost cost;
+    ifl_step_wrap_fn wrap;
+    void *wrap_ud;
 };
 
 void ifl_model_opts_default(ifl_model_opts *o) {
@@ -85,6 +88,20 @@ ifl_model *ifl_model_open(const char *dir, const ifl_model_opts *o, eng_error *e
     m->diff = eng_diffuser_new(&m->info, m->max_batch, m->max_len, err);
     if (!m->diff || ifl__set_strip(m, err) != BASE_OK)
         goto fail;
+    /* Until measured: about 10 ms per row per GB of weights, a CPU's order. */
+    memset(&m->cost, 0, sizeof m->cost);
+    m->cost.scale = 1.0;
+    m->cost.row_ms = (double)m->info.weight_bytes * 1e-8;
+    if (!o->no_cost) {
+        eng_stepper stp = eng_stepper_ctx(m->ctx);
+        ifl_cost c;
+        base_status cs = ifl_cost_measure(&stp, &m->info, m->max_len, &c);
+        if (cs == BASE_OK)
+            m->cost = c;
+        else
+            BASE_LOGW("ifl", "cost model not measured (%s): using the default",
+                      base_status_str(cs));
+    }
     return m;
 fail:
     ifl_model_close(m);
@@ -105,7 +122,31 @@ const eng_model_info *ifl_model_info(const ifl_model *m) { return &m->info; }
 const eng_tokenizer *ifl_model_tokenizer(const ifl_model *m) { return m->tok; }
 const char *ifl_model_dir(const ifl_model *m) { return m->dir; }
 const char *ifl_model_device(const ifl_model *m) { return eng_model_backend_name(m->model); }
+const char *ifl_model_damaged(const ifl_model *m) {
+    return m ? eng_model_files_damaged(m->model) : NULL;
+}
 int ifl_model_max_len(const ifl_model *m) { return m->max_len; }
+const ifl_cost *ifl_model_cost(const ifl_model *m) { return &m->cost; }
+void ifl_model_set_cost(ifl_model *m, const ifl_cost *c) { m->cost = *c; }
+void ifl_model_set_step_wrap(ifl_model *m, ifl_step_wrap_fn fn, void *ud) {
+    m->wrap = fn;
+    m->wrap_ud = ud;
+}
+
+typedef struct ifl__wrapped {
+    const ifl_model *m;
+    eng_stepper inner;
+} ifl__wrapped;
+
+static base_status ifl__wrapped_step(void *ud, const eng_batch *batch, const eng_step_req *req,
+                                     eng_row_result *out) {
+    ifl__wrapped *w = ud;
+    return w->m->wrap(w->m->wrap_ud, &w->inner, batch, req, out);
+}
+
+static double ifl__step_cost(void *ud, int rows, int keys, int n_pos) {
+    return ifl_cost_step_ms(ud, rows, keys, n_pos);
+}
 
 bool ifl_default_model_dir(char *out, size_t cap) {
     char exe[PATH_MAX];
@@ -117,7 +158,9 @@ bool ifl_default_model_dir(char *out, size_t cap) {
     if (!slash)
         return false;
     *slash = 0;
-    const char *rel[] = {"/models/tiny-dream", "/../share/infilld/models/tiny-dream"};
+    /* The trained default first; the random tiny checkpoint where it is absent. */
+    const char *rel[] = {"/models/infilld-tiny-code", "/../share/infilld/models/infilld-tiny-code",
+                         "/models/tiny-dream", "/../share/infilld/models/tiny-dream"};
     for (size_t i = 0; i < BASE_ARRAY_LEN(rel); i++) {
         char path[PATH_MAX + 64];
         snprintf(path, sizeof path, "%s%s/config.json", exe, rel[i]);
@@ -367,6 +410,15 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         p.progress_ud = &pc;
     }
     eng_stepper stp = eng_stepper_ctx(m->ctx);
+    ifl__wrapped wrapped = {m, stp};
+    if (m->wrap) {
+        stp.step = ifl__wrapped_step;
+        stp.ud = &wrapped;
+    }
+    if (p.deadline_ns) {
+        p.step_cost = ifl__step_cost;
+        p.step_cost_ud = &m->cost;
+    }
     eng_diff_prompt prompt = {pre, n_pre, suf, n_suf};
     eng_diff_result dr;
     eng_ctx_set_cancel(m->ctx, cancel);
@@ -381,6 +433,9 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
     if (st != BASE_OK)
         goto done;
     out->t.step_ms = dr.ms_step;
+    out->predicted_step_ms = dr.ms_predicted;
+    if (p.step_cost)
+        ifl_cost_observe(&m->cost, dr.ms_predicted, dr.ms_step);
     out->steps_run = dr.steps_run;
     out->n_forward_full = dr.n_forward_full;
     out->n_forward_window = dr.n_forward_window;
@@ -483,10 +538,10 @@ static base_status ifl__post_text(void *ud, const ifl_span *span, const char *ca
  * DreamOn sizes its hole itself, and a fixed size, a cancelled request or a
  * passed deadline leave no room for one. */
 static bool ifl__should_grow(const ifl_model *m, const ifl_doc_req *r, const volatile int *cancel,
-                             const ifl_text_res *raw, int n, int cap) {
+                             const ifl_text_res *raw, int n, int cap, uint64_t deadline) {
     if (r->n_hole > 0 || n >= cap || raw->alg == ENG_ALG_DREAMON || raw->n_tokens <= 0)
         return false;
-    if ((cancel && *cancel) || (r->deadline_ns && base_now_ns() >= r->deadline_ns))
+    if ((cancel && *cancel) || (deadline && base_now_ns() >= deadline))
         return false;
     for (int i = 0; i < raw->n_tokens; i++)
         if (raw->tokens[i] == m->info.eos_id || raw->tokens[i] == m->info.pad_id)
@@ -494,11 +549,45 @@ static bool ifl__should_grow(const ifl_model *m, const ifl_doc_req *r, const vol
     return true;
 }
 
-/* The local source: the engine, with hole growth. */
+static double ifl__left_ms(uint64_t deadline) {
+    uint64_t now = base_now_ns();
+    return now >= deadline ? -(double)(now - deadline) / 1e6 : (double)(deadline - now) / 1e6;
+}
+
+/* The planner's view of a request: the context the canvas leaves after the
+ * cap-sized hole, the sampler's block, the family's specials and shift. */
+static void ifl__plan_in(const ifl_model *m, const ifl_text_req *tr, int n, int cap, int n_ctx,
+                         double budget_ms, uint64_t deadline, ifl_plan_in *in) {
+    memset(in, 0, sizeof *in);
+    in->budget_ms = budget_ms;
+    in->left_ms = ifl__left_ms(deadline);
+    eng_diff_prompt probe = {NULL, 0, NULL, 0};
+    eng_diff_params p = tr->params;
+    p.n_hole = cap;
+    int fixed = eng_diff_canvas_len(&m->info, &probe, &p);
+    in->extra = fixed - cap;
+    in->ctx_tokens = BASE_MIN(n_ctx, BASE_MAX(0, m->max_len - fixed));
+    in->n_hole = n;
+    in->n_cap = cap;
+    in->candidates = tr->params.candidates;
+    eng_alg a = tr->params.alg == ENG_ALG_DEFAULT ? eng_alg_default(&m->info) : tr->params.alg;
+    in->block = tr->params.block > 0                              ? tr->params.block
+                : (a == ENG_ALG_THRESHOLD || a == ENG_ALG_FACTOR) ? 32
+                                                                  : 0;
+    if (a == ENG_ALG_P2)
+        in->block = 0;
+    in->shift = m->info.shift_logits ? 1 : 0;
+    in->exact = tr->params.mode == ENG_CACHE_EXACT || a == ENG_ALG_DREAMON;
+}
+
+/* The local source: main's engine run, planned from the cost model when the
+ * request has a deadline, with hole growth. */
 static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
                                       const volatile int *cancel, ifl_doc_res *out) {
     ifl_model *m = self;
     const ifl_doc_req *r = sr->doc;
+    uint64_t deadline = sr->deadline_ns;
+    double budget_ms = sr->budget_ms;
     int n = sr->n_hole, cap = sr->n_hole_cap;
     ifl_text_req tr;
     memset(&tr, 0, sizeof tr);
@@ -510,31 +599,72 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
     tr.params.alg = r->alg;
     tr.params.steps = r->steps;
     tr.params.candidates = r->candidates > 0 ? r->candidates : 1;
+    if (tr.params.candidates > m->max_batch)
+        tr.params.candidates = m->max_batch;
     tr.params.mode = r->mode;
     tr.params.seed = r->has_seed ? r->seed : 0;
-    tr.params.deadline_ns = r->deadline_ns;
+    tr.params.deadline_ns = deadline;
     tr.params.max_steps = r->max_steps;
     if (tr.params.candidates > 1 && tr.params.temperature <= 0.0f)
         tr.params.temperature = 0.6f; /* distinct candidates need noise */
     tr.partial = r->partial;
     tr.partial_ud = r->partial_ud;
-    base_status st;
+    ifl_plan_in pin;
+    base_status st = BASE_OK;
+    int n_ctx = 0; /* prefix + suffix tokens before any cut: what the planner sizes */
+    if (deadline) {
+        int32_t *ids = NULL;
+        int k = 0;
+        st = ifl__tokenize(m->tok, tr.prefix, tr.prefix_len, &ids, &k);
+        free(ids);
+        n_ctx += k;
+        ids = NULL;
+        if (st == BASE_OK)
+            st = ifl__tokenize(m->tok, tr.suffix, tr.suffix_len, &ids, &k);
+        free(ids);
+        n_ctx += k;
+        if (st != BASE_OK)
+            return st;
+    }
     for (;;) {
         tr.params.n_hole = n;
+        if (deadline) {
+            /* Plan this run from what is left of the budget. */
+            ifl_plan pl;
+            ifl__plan_in(m, &tr, n, cap, n_ctx, budget_ms, deadline, &pin);
+            ifl_plan_make(&m->cost, &pin, &pl);
+            if (out->runs == 0)
+                out->plan = pl;
+            if (!pl.run)
+                break; /* nothing fits: the last run's answer, or none */
+            tr.ctx_budget = pl.ctx_tokens < pin.ctx_tokens ? pl.ctx_tokens : 0;
+            tr.params.candidates = pl.candidates;
+            if (pl.max_steps > 0)
+                tr.params.max_steps =
+                    r->max_steps > 0 ? BASE_MIN(r->max_steps, pl.max_steps) : pl.max_steps;
+        }
+        /* A grown hole may start from what the last run wrote. */
+        tr.params.hole_init = NULL;
+        tr.params.n_hole_init = 0;
+        if (out->runs > 0 && r->grow_extend && r->mode == ENG_CACHE_CACHED &&
+            out->raw.alg != ENG_ALG_DREAMON && out->raw.n_tokens < n) {
+            tr.params.hole_init = out->raw.tokens;
+            tr.params.n_hole_init = out->raw.n_tokens;
+            tr.params.hole_init_prob = out->raw.n_cand > 0 ? (float)out->raw.cand[0].mean_conf : 0;
+        }
         ifl_text_res run;
         st = ifl_infill_text(m, &tr, cancel, &run);
         if (st == BASE_ERR_TOO_LARGE && out->runs > 0) {
             st = BASE_OK; /* the canvas holds no larger hole: keep the last run */
             break;
         }
-        if (st != BASE_OK) {
-            ifl_text_res_free(&out->raw);
-            return st;
-        }
+        if (st != BASE_OK)
+            return st; /* the caller frees out->raw */
         /* Work adds up over the runs; the rest describes the last one. */
         run.steps_run += out->raw.steps_run;
         run.n_forward_full += out->raw.n_forward_full;
         run.n_forward_window += out->raw.n_forward_window;
+        run.predicted_step_ms += out->raw.predicted_step_ms;
         run.t.tokenize_ms += out->raw.t.tokenize_ms;
         run.t.diffuse_ms += out->raw.t.diffuse_ms;
         run.t.step_ms += out->raw.t.step_ms;
@@ -543,9 +673,21 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
         out->raw = run;
         out->runs++;
         out->n_hole = n;
-        if (!ifl__should_grow(m, r, cancel, &out->raw, n, cap))
+        if (!ifl__should_grow(m, r, cancel, &out->raw, n, cap, deadline))
             break;
-        n = n > cap / 2 ? cap : 2 * n;
+        int next = n > cap / 2 ? cap : 2 * n;
+        if (deadline) {
+            /* Grow only when a run of the larger hole is predicted to fit. */
+            ifl_plan cur = out->plan;
+            cur.ctx_tokens = tr.ctx_budget > 0 ? tr.ctx_budget : pin.ctx_tokens;
+            cur.candidates = tr.params.candidates;
+            if (!ifl_plan_grow(&m->cost, &pin, &cur,
+                               ifl__left_ms(deadline) - ifl_plan_reserve_ms(budget_ms), next)) {
+                out->grow_refused++;
+                break;
+            }
+        }
+        n = next;
     }
     return st;
 }
@@ -567,6 +709,14 @@ base_status ifl_complete_doc_src(const ifl_source_i *src, const ifl_doc_req *r,
     if (!r->text || r->cursor > r->len || r->sel_end > r->len || r->sel_start > r->sel_end)
         return BASE_ERR_RANGE;
     uint64_t t0 = base_now_ns();
+    /* The budget counts from when the daemon received the request. */
+    uint64_t deadline = r->deadline_ns;
+    if (r->time_budget_ms > 0) {
+        uint64_t d =
+            (r->received_ns ? r->received_ns : t0) + (uint64_t)r->time_budget_ms * 1000000u;
+        if (!deadline || d < deadline)
+            deadline = d;
+    }
     bool sel = r->sel_end > r->sel_start;
     base_status located = r->span_status;
     if (r->has_span)
@@ -592,6 +742,9 @@ base_status ifl_complete_doc_src(const ifl_source_i *src, const ifl_doc_req *r,
         n = cap = r->n_hole;
     out->n_hole_first = n;
     out->n_hole_cap = cap;
+    double budget_ms = deadline ? (double)(deadline - BASE_MIN(deadline, t0)) / 1e6 : 0.0;
+    if (r->time_budget_ms > 0)
+        budget_ms = r->time_budget_ms;
     ifl_source_req sr = {r->text,
                          sp->hole_start,
                          r->text + sp->hole_end,
@@ -599,6 +752,8 @@ base_status ifl_complete_doc_src(const ifl_source_i *src, const ifl_doc_req *r,
                          n,
                          cap,
                          !sp->multiline,
+                         deadline,
+                         budget_ms,
                          r};
     base_status st = src->produce(src->self, &sr, cancel, out);
     if (st != BASE_OK) {
@@ -619,18 +774,18 @@ base_status ifl_doc_post(const ifl_doc_req *r, ifl_doc_res *out, ifl_post_fn pos
     for (int i = 0; i < out->n_items; i++)
         free(out->items[i].text);
     out->n_items = 0;
+    out->n_rejected = 0;
     for (int c = 0; c < out->raw.n_cand; c++) {
         const ifl_text_cand *tc = &out->raw.cand[c];
         char *text = NULL;
         size_t text_len = 0;
-        bool valid = true;
         base_status ps = BASE_ERR_UNSUPPORTED;
         if (out->syntax && post)
             ps = post(ud, sp, tc->text, tc->len, &po, &text, &text_len);
         if (ps == BASE_ERR_PARSE) {
-            /* Rejected by the syntax check: keep it last, untrimmed. */
-            valid = false;
-            text = NULL;
+            /* Rejected by the syntax check: never answered (issue 19). */
+            out->n_rejected++;
+            continue;
         }
         if (!text) {
             size_t l = tc->len;
@@ -649,17 +804,7 @@ base_status ifl_doc_post(const ifl_doc_req *r, ifl_doc_res *out, ifl_post_fn pos
         it->start = sp->hole_start;
         it->end = sp->hole_end;
         it->confidence = tc->mean_conf;
-        it->valid = valid;
-    }
-    /* Valid candidates first; within each group the diffusion ranking stays. */
-    for (int i = 1; i < out->n_items; i++) {
-        ifl_doc_item v = out->items[i];
-        int j = i - 1;
-        while (j >= 0 && !out->items[j].valid && v.valid) {
-            out->items[j + 1] = out->items[j];
-            j--;
-        }
-        out->items[j + 1] = v;
+        it->valid = true;
     }
     out->raw.t.post_ms = base_ms_since(t1);
     return BASE_OK;

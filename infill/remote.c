@@ -561,7 +561,7 @@ static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
     int max_tokens = r->cfg.max_tokens > 0 ? r->cfg.max_tokens
                      : sr->n_hole_cap > 0  ? sr->n_hole_cap
                                            : 64;
-    uint64_t deadline = sr->doc ? sr->doc->deadline_ns : 0;
+    uint64_t deadline = sr->deadline_ns;
     char *json = ifl__request_json(r, sr, pre_off, suf_len, max_tokens);
     if (!json) {
         snprintf(out->error, sizeof out->error,
@@ -667,7 +667,7 @@ base_status ifl_remote_probe(ifl_remote *r, char *msg, size_t cap) {
     ifl_doc_req_default(&d);
     static const char pre[] = "def add(a, b):\n    return ";
     static const char suf[] = "\n";
-    ifl_source_req sr = {pre, sizeof pre - 1, suf, sizeof suf - 1, 4, 4, true, &d};
+    ifl_source_req sr = {pre, sizeof pre - 1, suf, sizeof suf - 1, 4, 4, true, 0, 0.0, &d};
     ifl_doc_res res;
     memset(&res, 0, sizeof res);
     uint64_t t0 = base_now_ns();

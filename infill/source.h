@@ -20,6 +20,11 @@ typedef struct ifl_source_req {
     size_t suffix_len;
     int n_hole, n_hole_cap; /* first hole size and the most it may grow to (tokens) */
     bool single_line;       /* the span wants one line: "\n" stops a remote model */
+    /* The request's deadline (base_now_ns(); 0 = none), counted from its
+     * receipt, and its budget in ms: the local source plans to them, a
+     * remote one uses what is left as its timeout. */
+    uint64_t deadline_ns;
+    double budget_ms;
     const ifl_doc_req *doc; /* the whole request (candidates, seed, steps, budgets) */
 } ifl_source_req;
 

@@ -274,6 +274,21 @@ static bool ifl__node_smaller(TSNode a, TSNode b) {
            ts_node_end_byte(b) - ts_node_start_byte(b);
 }
 
+/* CPU time one span query may take on the loop thread. */
+#define IFL__QUERY_BUDGET_NS (50 * 1000000ull)
+
+typedef struct ifl__qbudget {
+    uint64_t deadline_ns;
+    bool expired;
+} ifl__qbudget;
+
+static bool ifl__query_over(TSQueryCursorState *state) {
+    ifl__qbudget *b = state->payload;
+    if (!b->expired && base_thread_cpu_ns() > b->deadline_ns)
+        b->expired = true;
+    return b->expired;
+}
+
 static ifl__around ifl__find_around(ifl_tree *t, const char *s, size_t len, size_t pos) {
     ifl__around ar;
     memset(&ar, 0, sizeof(ar));
@@ -288,7 +303,12 @@ static ifl__around ifl__find_around(ifl_tree *t, const char *s, size_t len, size
     uint32_t lo = pos > 0 ? (uint32_t)pos - 1 : 0;
     uint32_t hi = pos + 1 < len ? (uint32_t)pos + 1 : (uint32_t)len;
     ts_query_cursor_set_byte_range(t->qc, lo, hi > lo ? hi : lo + 1);
-    ts_query_cursor_exec(t->qc, t->spans, root);
+    /* Matching costs the nesting depth at the cursor squared (every
+     * enclosing body is a match): 100,000 nested braces took minutes. Past
+     * its budget the query stops and the span falls back to the line rules. */
+    ifl__qbudget qb = {base_thread_cpu_ns() + IFL__QUERY_BUDGET_NS, false};
+    TSQueryCursorOptions qo = {.payload = &qb, .progress_callback = ifl__query_over};
+    ts_query_cursor_exec_with_options(t->qc, t->spans, root, &qo);
     TSQueryMatch m;
     while (ts_query_cursor_next_match(t->qc, &m)) {
         for (uint16_t i = 0; i < m.capture_count; i++) {
@@ -309,6 +329,11 @@ static ifl__around ifl__find_around(ifl_tree *t, const char *s, size_t len, size
                     ar.body = n;
             }
         }
+    }
+    if (qb.expired) {
+        BASE_LOGW("syntax", "span query at byte %zu stopped after its budget: line rules apply",
+                  pos + base);
+        memset(&ar, 0, sizeof(ar));
     }
     return ar;
 }

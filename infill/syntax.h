@@ -44,6 +44,10 @@ ifl_tree *ifl_syntax_tree(ifl_syntax *s, const lsp_doc *doc);
 /* Canonical language name for an LSP languageId or, failing that, a file
  * extension of the uri/path; NULL when unsupported. */
 const char *ifl_syntax_language(const char *language_id, const char *uri);
+/* Caps the CPU time of every tree-sitter parse of this process, in ms (the
+ * "parseBudgetMs" setting); 0 keeps only the built-in budget of 100 ms plus
+ * 10 ms per KiB. A parse past it gives up and the span uses the line rules. */
+void ifl_syntax_set_parse_budget(unsigned ms);
 
 /* Locates the span for a completion at cursor (byte offset), or for a selection
  * [sel_start, sel_end) when sel_end > sel_start (widened to token boundaries). */

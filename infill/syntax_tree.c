@@ -30,6 +30,7 @@
 
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,13 @@ static void ifl__bury(TSParser *p) {
     pthread_mutex_unlock(&ifl__lost_lock);
 }
 
+/* "parseBudgetMs": set by the daemon's loop thread, read by any parse. */
+static _Atomic unsigned ifl__parse_cap_ms;
+
+void ifl_syntax_set_parse_budget(unsigned ms) {
+    atomic_store_explicit(&ifl__parse_cap_ms, ms, memory_order_relaxed);
+}
+
 TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t len,
                    base_status *st) {
     pthread_once(&ifl__alloc_once, ifl__alloc_install);
@@ -212,6 +220,9 @@ TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t le
     /* 100 ms, plus 10 ms per KiB: parses run at 0.1-0.4 ms per KiB, error
      * recovery over a whole file (a string opened at its top) at up to 3. */
     uint64_t budget = (100 + 10 * (uint64_t)(len / 1024)) * 1000000u;
+    uint64_t cap = (uint64_t)atomic_load_explicit(&ifl__parse_cap_ms, memory_order_relaxed);
+    if (cap && budget > cap * 1000000u)
+        budget = cap * 1000000u;
     uint64_t now = base_thread_cpu_ns();
     ifl__budget b = {now + budget, false};
     TSParseOptions o = {.payload = &b, .progress_callback = ifl__over_budget};

@@ -6,6 +6,7 @@
 #include "source.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,12 @@ static void ifl__do_load(ifl_worker *w, char *dir, ifl_remote_cfg *rc) {
     o.load.progress_ud = w;
     eng_error err = {0};
     w->model = ifl_model_open(dir, &o, &err);
+    if (w->model && ifl_model_damaged(w->model)) {
+        snprintf(err.msg, sizeof err.msg, "%s was truncated while it was being loaded",
+                 ifl_model_damaged(w->model));
+        ifl_model_close(w->model);
+        w->model = NULL;
+    }
     if (w->cbs.state)
         w->cbs.state(w->cbs.ud, w->model ? "ready" : "error",
                      w->model ? ifl_model_device(w->model) : err.msg, 0, 0);
@@ -90,6 +97,26 @@ static void ifl__job_partial(void *ud, const char *text, size_t len, int step, i
     ifl__pctx *pc = ud;
     if (pc->w->cbs.partial && !pc->job->cancel)
         pc->w->cbs.partial(pc->w->cbs.ud, pc->job->id, text, len, step, steps);
+}
+
+/* A weight file truncated under the model (format/mapguard.c): the job that
+ * read it is failed and the model unloaded; requests then get empty answers
+ * until the model setting changes or the model is loaded again. */
+static bool ifl__model_lost(ifl_worker *w) {
+    const char *path = w->model ? ifl_model_damaged(w->model) : NULL;
+    if (!path)
+        return false;
+    char msg[sizeof(((eng_error *)0)->msg)];
+    snprintf(msg, sizeof msg,
+             "%s changed on disk while in use (truncated): the model is unloaded; change the "
+             "\"model\" setting to load it again",
+             path);
+    BASE_LOGE("infill", "%s", msg);
+    ifl_model_close(w->model);
+    w->model = NULL;
+    if (w->cbs.state)
+        w->cbs.state(w->cbs.ud, "error", msg, 0, 0);
+    return true;
 }
 
 static void *ifl__worker_main(void *arg) {
@@ -136,16 +163,26 @@ static void *ifl__worker_main(void *arg) {
                 j->req.partial = ifl__job_partial;
                 j->req.partial_ud = &pc;
             }
-            if (j->req.time_budget_ms > 0)
-                j->req.deadline_ns = t0 + (uint64_t)j->req.time_budget_ms * 1000000u;
-            ifl_source_i src =
-                w->remote ? ifl_source_remote(w->remote) : ifl_source_local(w->model);
-            j->status = ifl_complete_doc_src(&src, &j->req, &j->cancel, &j->res);
+            if (w->remote) {
+                ifl_source_i src = ifl_source_remote(w->remote);
+                j->status = ifl_complete_doc_src(&src, &j->req, &j->cancel, &j->res);
+            } else {
+                j->status = ifl_model_damaged(w->model)
+                                ? BASE_ERR_IO
+                                : ifl_complete_doc(w->model, &j->req, &j->cancel, &j->res);
+            }
             j->req.partial = NULL;
             if (j->status == BASE_ERR_CANCELLED && j->cancel == 2)
                 j->status = BASE_ERR_SUPERSEDED;
+            if (ifl__model_lost(w)) {
+                j->status = BASE_ERR_IO;
+                ifl_doc_res_free(&j->res);
+                busy = false;
+            }
         }
-        j->latency_ms = base_ms_since(t0);
+        /* From when the daemon received the request: what the user waits. */
+        j->latency_ms =
+            base_ms_since(j->req.received_ns && j->req.received_ns < t0 ? j->req.received_ns : t0);
         pthread_mutex_lock(&w->mu);
         w->running = NULL;
         pthread_mutex_unlock(&w->mu);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LSP__DEFAULT_MAX ((size_t)64 << 20)
+#define LSP__DEFAULT_MAX ((size_t)256 << 20)
 /* A header block longer than this is garbage, not a header. */
 #define LSP__MAX_HEADER 8192
 

@@ -65,6 +65,9 @@ typedef struct lsp_completion_req {
     size_t selected_len;
     size_t selected_start, selected_end;
     bool want_partial; /* client opted into infilld/partial */
+    /* base_now_ns() when the transport handed the request's bytes to the
+     * server: latency budgets count from here. */
+    uint64_t received_ns;
     const lsp_req_options *opts;
 } lsp_completion_req;
 
@@ -138,7 +141,7 @@ typedef struct lsp_server_hooks {
 } lsp_server_hooks;
 
 typedef struct lsp_server_opts {
-    size_t max_message; /* body size limit in bytes; 0 → 64 MiB */
+    size_t max_message; /* body size limit in bytes; 0 → 256 MiB */
     /* Optional: server version string in initialize's serverInfo. */
     const char *version;
 } lsp_server_opts;
@@ -188,7 +191,7 @@ base_status lsp_server_complete(lsp_server *srv, lsp_token token, const lsp_comp
 base_status lsp_server_partial(lsp_server *srv, lsp_token token, const char *text, size_t len,
                                size_t start, size_t end, int step, int steps);
 
-/* infilld/status {model, device, state, lastLatencyMs}, sent only when the
+/* infilld/status {model, device, state, lastLatencyMs, plan?}, sent only when the
  * client opted in ("status": true). Strings may be NULL (sent as null);
  * last_latency_ms < 0 is sent as null. */
 typedef struct lsp_status {
@@ -196,6 +199,7 @@ typedef struct lsp_status {
     const char *device;
     const char *state; /* "loading" | "ready" | "busy" | "error" | "none" */
     double last_latency_ms;
+    const json_t *plan; /* the last request's latency plan (borrowed); NULL: omitted */
 } lsp_status;
 void lsp_server_status(lsp_server *srv, const lsp_status *st);
 

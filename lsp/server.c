@@ -150,6 +150,7 @@ struct lsp_server {
     base_log_level client_log; /* "clientLogLevel": window/logMessage from this level */
     lsp__pending *pending;
     lsp_token next_token;
+    uint64_t fed_ns; /* base_now_ns() when the bytes being dispatched arrived */
     lsp__outreq *outreqs;
     int64_t next_out_id;
     lsp__progress *progress;
@@ -851,6 +852,7 @@ static void lsp__start(lsp_server *s, lsp__pending *p, lsp_doc *d, bool invoked)
     r.selected_start = p->selected_start;
     r.selected_end = p->selected_end;
     r.want_partial = lsp__flag(s, "partial");
+    r.received_ns = s->fed_ns ? s->fed_ns : base_now_ns();
     r.opts = &opts;
     s->provider.complete(s->provider.ud, s, &r);
 }
@@ -1069,6 +1071,16 @@ static json_t *lsp__inline_result(lsp_server *s, const lsp__pending *p, const ls
     return json_pack("{s:b,s:o}", "isIncomplete", 1, "items", arr);
 }
 
+/* What the editor is sent, at debug level: lets a user (and the real-editor
+ * tests) compare the ghost text or edit shown with the daemon's answer. */
+static void lsp__log_answer(lsp_token token, const char *what, const json_t *v) {
+    if (!v || base_log_get_level() > BASE_LOG_DEBUG)
+        return;
+    char *t = json_dumps(v, JSON_COMPACT);
+    BASE_LOGD("lsp", "answer to request %lld, %s: %s", (long long)token, what, t ? t : "?");
+    free(t);
+}
+
 static json_t *lsp__workspace_edit(lsp_server *s, const lsp_doc *d, const lsp_completion_item *it) {
     json_t *r = lsp__range_json(d, s->enc, it->start, it->end);
     if (!r)
@@ -1116,9 +1128,12 @@ base_status lsp_server_complete(lsp_server *srv, lsp_token token, const lsp_comp
     }
     switch (p->kind) {
     case LSP_REQ_INLINE:
-    case LSP_REQ_COMPLETION:
-        lsp__respond(srv, p->id, lsp__inline_result(srv, p, d, items, n_items));
+    case LSP_REQ_COMPLETION: {
+        json_t *res = lsp__inline_result(srv, p, d, items, n_items);
+        lsp__log_answer(p->token, "items", json_object_get(res, "items"));
+        lsp__respond(srv, p->id, res);
         break;
+    }
     case LSP_REQ_CODE_ACTION: {
         json_t *action = json_deep_copy(p->action);
         if (n_items > 0 && action)
@@ -1132,6 +1147,7 @@ base_status lsp_server_complete(lsp_server *srv, lsp_token token, const lsp_comp
             break;
         }
         json_t *edit = lsp__workspace_edit(srv, d, &items[0]);
+        lsp__log_answer(p->token, "edit", edit);
         if (srv->cap_apply_edit && edit)
             lsp__request(srv, "workspace/applyEdit",
                          json_pack("{s:s,s:O}", "label", "Regenerate selection", "edit", edit),
@@ -1183,6 +1199,8 @@ void lsp_server_status(lsp_server *srv, const lsp_status *st) {
     json_object_set_new(p, "state", st->state ? json_string(st->state) : json_null());
     json_object_set_new(p, "lastLatencyMs",
                         st->last_latency_ms >= 0 ? json_real(st->last_latency_ms) : json_null());
+    if (st->plan)
+        json_object_set_new(p, "plan", json_deep_copy(st->plan));
     lsp__notify(srv, "infilld/status", p);
 }
 
@@ -1856,7 +1874,9 @@ static void lsp__request_in(lsp_server *s, const char *m, json_t *id, json_t *pa
 
 static void lsp__dispatch(lsp_server *s, const char *body, size_t len) {
     json_error_t jerr;
-    json_t *msg = json_loadb(body, len, JSON_DECODE_ANY, &jerr);
+    /* JSON_ALLOW_NUL: a buffer may hold NUL characters ("\u0000"); texts are
+     * read with their length, every other string stops at its first NUL. */
+    json_t *msg = json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
     if (!msg) {
         lsp__error(s, NULL, LSP__PARSE_ERROR, "parse error: %s (line %d, column %d)", jerr.text,
                    jerr.line, jerr.column);
@@ -1872,6 +1892,10 @@ static void lsp__dispatch(lsp_server *s, const char *body, size_t len) {
     json_t *id = json_object_get(msg, "id");
     json_t *method = json_object_get(msg, "method");
     json_t *params = json_object_get(msg, "params");
+    /* Clients send "params": null for parameterless methods (shutdown, exit);
+     * JSON-RPC clients in the wild treat it as omitted, so do we. */
+    if (json_is_null(params))
+        params = NULL;
     json_t *ver = json_object_get(msg, "jsonrpc");
     bool id_ok = !id || json_is_integer(id) || json_is_string(id);
     if (!ver || !json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0) {
@@ -1898,6 +1922,8 @@ base_status lsp_server_feed(lsp_server *srv, const char *data, size_t len) {
         return BASE_ERR_INVALID;
     if (srv->state == LSP__EXITED)
         return BASE_ERR_STATE;
+    /* Latency budgets count from here: the transport just read these bytes. */
+    srv->fed_ns = base_now_ns();
     base_status st = lsp_framer_push(srv->framer, data, len);
     if (st != BASE_OK)
         return st;

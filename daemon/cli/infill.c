@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "infill.h"
 #include "cli.h"
+#include "provider.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -66,7 +67,9 @@ static void ifl__print_json(json_t *o) {
     json_decref(o);
 }
 
-static ifl_model *ifl__open(const char *dir, const char *device, int threads, double *load_ms) {
+/* cost: measure the cost model at load (only a latency budget uses it). */
+static ifl_model *ifl__open(const char *dir, const char *device, int threads, bool cost,
+                            double *load_ms) {
     char def[4096];
     if (!dir) {
         if (!ifl_default_model_dir(def, sizeof def)) {
@@ -83,6 +86,7 @@ static ifl_model *ifl__open(const char *dir, const char *device, int threads, do
     else if (device && strcmp(device, "cuda") == 0)
         o.load.device = ENG_DEVICE_CUDA;
     o.load.n_threads = threads;
+    o.no_cost = !cost;
     eng_error err = {0};
     uint64_t t0 = base_now_ns();
     ifl_model *m = ifl_model_open(dir, &o, &err);
@@ -218,7 +222,7 @@ int dmn_cli_infill(int argc, char **argv) {
     rc = 1;
     ifl_model_opts mo;
     ifl_model_opts_default(&mo);
-    ifl_model *m = ifl__open(model, device, threads, &load_ms);
+    ifl_model *m = ifl__open(model, device, threads, false, &load_ms);
     if (!m)
         goto out;
     ifl_text_res res;
@@ -266,6 +270,9 @@ static const char IFL__COMPLETE_USAGE[] =
     "                        [--model DIR] [--candidates C] [--alg ALG] [--steps S]\n"
     "                        [--mode exact|cached] [--no-validate] [--device D] [--threads N]\n"
     "                        [--n TOKENS]   (hole size instead of the span's budget; no growth)\n"
+    "                        [--time-budget MS] (latency budget: plan the request to it)\n"
+    "                        [--grow restart|extend] (a grown hole starts again / keeps the\n"
+    "                        last run's tokens; cached mode)\n"
     "L and C are 1-based; C counts characters (code points) in the line.\n";
 
 /* Byte offset of 1-based (line, col in code points); clamps col to the line end. */
@@ -341,7 +348,12 @@ int dmn_cli_complete(int argc, char **argv) {
             r.steps = atoi(v);
         else if (strcmp(k, "--n") == 0)
             r.n_hole = atoi(v);
-        else if (strcmp(k, "--alg") == 0)
+        else if (strcmp(k, "--time-budget") == 0)
+            ok = (r.time_budget_ms = atoi(v)) > 0;
+        else if (strcmp(k, "--grow") == 0) {
+            ok = strcmp(v, "extend") == 0 || strcmp(v, "restart") == 0;
+            r.grow_extend = strcmp(v, "extend") == 0;
+        } else if (strcmp(k, "--alg") == 0)
             ok = eng_alg_parse(v, &r.alg);
         else if (strcmp(k, "--mode") == 0) {
             if (strcmp(v, "exact") == 0)
@@ -381,12 +393,13 @@ int dmn_cli_complete(int argc, char **argv) {
     r.sel_start = r.sel_end = r.cursor;
     r.language = ifl_syntax_language(NULL, file);
     double load_ms = 0;
-    ifl_model *m = ifl__open(model, device, threads, &load_ms);
+    ifl_model *m = ifl__open(model, device, threads, r.time_budget_ms > 0, &load_ms);
     if (!m) {
         free(text);
         return 1;
     }
     ifl_doc_res res;
+    r.received_ns = base_now_ns(); /* the budget counts from here, after the load */
     st = ifl_complete_doc(m, &r, NULL, &res);
     if (st != BASE_OK) {
         fprintf(stderr, "infilld complete: %s\n", base_status_str(st));
@@ -394,12 +407,17 @@ int dmn_cli_complete(int argc, char **argv) {
         free(text);
         return 1;
     }
-    const ifl_doc_item *best = &res.items[0];
+    /* No valid candidate (or none in the budget): null, as over LSP. */
+    static const ifl_doc_item none = {NULL, 0, 0, 0, 0.0, false};
+    const ifl_doc_item *best = res.n_items > 0 ? &res.items[0] : &none;
     if (json) {
         json_t *o = json_object();
-        json_object_set_new(o, "text", json_stringn(best->text, best->len));
+        json_object_set_new(o, "text",
+                            best->text ? json_stringn(best->text, best->len) : json_null());
         json_object_set_new(o, "start", json_integer((json_int_t)best->start));
         json_object_set_new(o, "end", json_integer((json_int_t)best->end));
+        json_object_set_new(o, "rejected", json_integer(res.n_rejected));
+        json_object_set_new(o, "plan", dmn_plan_json(&res, res.raw.t.total_ms));
         json_t *items = json_array();
         for (int i = 0; i < res.n_items; i++)
             json_array_append_new(
@@ -441,6 +459,9 @@ int dmn_cli_complete(int argc, char **argv) {
             printf("prompt: %d prefix tokens (%zu bytes cut), %d suffix tokens (%zu bytes cut)\n",
                    res.raw.n_prefix_tokens, res.raw.prefix_cut, res.raw.n_suffix_tokens,
                    res.raw.suffix_cut);
+            const eng_model_info *mi = ifl_model_info(m);
+            printf("weights: %s, types %s, resident %.1f MiB\n", mi->gguf ? "GGUF" : "safetensors",
+                   mi->quant_types, (double)mi->resident_bytes / (1024.0 * 1024.0));
             printf("sampler: %s, %d steps (%d full + %d window forwards), %d candidate(s)\n",
                    eng_alg_name(res.raw.alg), res.raw.steps_run, res.raw.n_forward_full,
                    res.raw.n_forward_window, res.n_items);
@@ -448,9 +469,28 @@ int dmn_cli_complete(int argc, char **argv) {
                    "(forward %.1f ms), detokenize %.2f ms, post %.2f ms, total %.1f ms\n",
                    load_ms, res.raw.t.span_ms, res.raw.t.tokenize_ms, res.raw.t.diffuse_ms,
                    res.raw.t.step_ms, res.raw.t.detok_ms, res.raw.t.post_ms, res.raw.t.total_ms);
-            printf("completion:\n");
+            const ifl_cost *c = ifl_model_cost(m);
+            printf("cost model: %.4f ms/call + %.5f ms/row + %.3g ms/row/key + %.4f ms/position, "
+                   "scale %.2f (%s)\n",
+                   c->call_ms, c->row_ms, c->pair_ms, c->pos_ms, c->scale,
+                   c->measured ? "measured at load" : "default");
+            const ifl_plan *pl = &res.plan;
+            if (pl->planned)
+                printf("plan: budget %.0f ms (%.1f left at the first run): %s; context %d tokens, "
+                       "%d candidate(s), hole %d (cap %d), step cap %d, full step %.2f ms, window "
+                       "step %.2f ms, first run <= %.1f ms, growth %s%s\n",
+                       pl->budget_ms, pl->left_ms, pl->why, pl->ctx_tokens, pl->candidates,
+                       pl->n_hole, pl->n_cap, pl->max_steps, pl->full_ms, pl->window_ms, pl->run_ms,
+                       pl->grow ? "predicted to fit" : "not predicted to fit",
+                       res.grow_refused ? " (refused once)" : "");
+            else
+                printf("plan: no latency budget (--time-budget MS sets one)\n");
+            if (res.n_rejected)
+                printf("validation: %d candidate(s) rejected, not answered\n", res.n_rejected);
+            printf("completion:%s\n", res.n_items ? "" : " null");
         }
-        fwrite(best->text, 1, best->len, stdout);
+        if (best->text)
+            fwrite(best->text, 1, best->len, stdout);
         printf("\n-- %.1f ms for %d tokens in %d steps, %d run(s) (hole %d -> %d, cap %d) on %s "
                "(model load %.1f ms)\n",
                res.raw.t.total_ms, res.raw.n_tokens, res.raw.steps_run, res.runs, res.n_hole_first,

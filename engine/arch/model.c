@@ -10,16 +10,20 @@
  *   LLaDAModelLM / "llada"        -> ENG_FAMILY_LLADA  (OLMo names, unshifted)
  *
  * max_context (prompt + hole, tokens): 2048 for the Dream family (the usable
- * context its README states, whatever max_position_embeddings says); for the
+ * context its README states; less only when max_position_embeddings is smaller); for the
  * others min(max_position_embeddings or max_sequence_length, 4096). */
 #define _GNU_SOURCE
 #include "engine_impl.h"
 
+#include "tokenizer/tokenizer_impl.h"
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,8 +267,10 @@ static base_status eng__parse_config(eng_model *m, json_t *cfg, const char *path
 
     if (maxpos < 0)
         return eng__err(err, BASE_ERR_MODEL, "%s: negative maximum position count", path);
+    /* Dream: 2048, or fewer when max_position_embeddings says the model was trained
+     * on shorter sequences (the trained default: 256); RoPE past them is untrained. */
     if (in->family == ENG_FAMILY_DREAM)
-        in->max_context = 2048;
+        in->max_context = (int)(maxpos > 0 && maxpos < 2048 ? maxpos : 2048);
     else
         in->max_context = (int)(maxpos > 0 && maxpos < 4096 ? maxpos : 4096);
     return BASE_OK;
@@ -287,6 +293,7 @@ static base_status eng__map_file(eng_model *m, const char *name, eng_error *err)
     m->files = nf;
     eng__st_file *f = &m->files[m->n_files];
     memset(f, 0, sizeof *f);
+    f->guard = -1;
     size_t plen = strlen(m->dir) + strlen(name) + 2;
     f->path = malloc(plen);
     if (!f->path)
@@ -304,6 +311,9 @@ static base_status eng__map_file(eng_model *m, const char *name, eng_error *err)
         return eng__err(err, BASE_ERR_IO, "%s: not a regular file", f->path);
     }
     f->size = (size_t)sb.st_size;
+    f->dev = (unsigned long)sb.st_dev;
+    f->ino = (unsigned long)sb.st_ino;
+    f->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
     if (f->size > 0) {
         f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (f->map == MAP_FAILED) {
@@ -311,6 +321,7 @@ static base_status eng__map_file(eng_model *m, const char *name, eng_error *err)
             close(fd);
             return eng__err(err, BASE_ERR_IO, "%s: mmap failed: %s", f->path, strerror(errno));
         }
+        f->guard = eng__mapguard_add(f->map, f->size);
     }
     close(fd);
     return eng__st_parse(f->map ? f->map : (const uint8_t *)"", f->size, f->path, m->n_files - 1,
@@ -382,6 +393,68 @@ static base_status eng__map_weights(eng_model *m, eng_error *err) {
     return BASE_OK;
 }
 
+/* The llama.cpp (GGUF) name of a tensor given by its Hugging Face name in the
+ * family's convention; unknown names are returned unchanged. */
+static const char *eng__gg_tensor_name(eng_family fam, const char *hf, char *buf, size_t len) {
+    static const char *const top[][2] = {
+        {"model.embed_tokens.weight", "token_embd.weight"},
+        {"model.norm.weight", "output_norm.weight"},
+        {"lm_head.weight", "output.weight"},
+        {"model.transformer.wte.weight", "token_embd.weight"},
+        {"model.transformer.ln_f.weight", "output_norm.weight"},
+        {"model.transformer.ff_out.weight", "output.weight"},
+    };
+    static const char *const qwen[][2] = {
+        {"input_layernorm.weight", "attn_norm.weight"},
+        {"post_attention_layernorm.weight", "ffn_norm.weight"},
+        {"self_attn.q_proj.weight", "attn_q.weight"},
+        {"self_attn.k_proj.weight", "attn_k.weight"},
+        {"self_attn.v_proj.weight", "attn_v.weight"},
+        {"self_attn.q_proj.bias", "attn_q.bias"},
+        {"self_attn.k_proj.bias", "attn_k.bias"},
+        {"self_attn.v_proj.bias", "attn_v.bias"},
+        {"self_attn.o_proj.weight", "attn_output.weight"},
+        {"mlp.gate_proj.weight", "ffn_gate.weight"},
+        {"mlp.up_proj.weight", "ffn_up.weight"},
+        {"mlp.down_proj.weight", "ffn_down.weight"},
+    };
+    static const char *const olmo[][2] = {
+        {"attn_norm.weight", "attn_norm.weight"},
+        {"ff_norm.weight", "ffn_norm.weight"},
+        {"q_proj.weight", "attn_q.weight"},
+        {"k_proj.weight", "attn_k.weight"},
+        {"v_proj.weight", "attn_v.weight"},
+        {"q_proj.bias", "attn_q.bias"},
+        {"k_proj.bias", "attn_k.bias"},
+        {"v_proj.bias", "attn_v.bias"},
+        {"attn_out.weight", "attn_output.weight"},
+        {"ff_proj.weight", "ffn_gate.weight"},
+        {"up_proj.weight", "ffn_up.weight"},
+        {"ff_out.weight", "ffn_down.weight"},
+    };
+    for (size_t i = 0; i < BASE_ARRAY_LEN(top); i++)
+        if (strcmp(hf, top[i][0]) == 0)
+            return top[i][1];
+    const bool llada = fam == ENG_FAMILY_LLADA;
+    const char *pre = llada ? "model.transformer.blocks." : "model.layers.";
+    size_t pl = strlen(pre);
+    if (strncmp(hf, pre, pl) != 0)
+        return hf;
+    char *end;
+    long layer = strtol(hf + pl, &end, 10);
+    if (end == hf + pl || *end != '.')
+        return hf;
+    const char *rest = end + 1;
+    const char *const(*tab)[2] = llada ? olmo : qwen;
+    const size_t n = llada ? BASE_ARRAY_LEN(olmo) : BASE_ARRAY_LEN(qwen);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rest, tab[i][0]) == 0) {
+            snprintf(buf, len, "blk.%ld.%s", layer, tab[i][1]);
+            return buf;
+        }
+    return hf;
+}
+
 static const eng__st_tensor *eng__find(const eng_model *m, const char *name) {
     eng__st_tensor key = {.name = (char *)name};
     return bsearch(&key, m->tensors, (size_t)m->n_tensors, sizeof key, eng__tensor_cmp);
@@ -391,6 +464,10 @@ static const eng__st_tensor *eng__find(const eng_model *m, const char *name) {
 static base_status eng__bind(eng_model *m, eng_tensor *out, const char *name, int64_t rows,
                              int64_t cols, bool optional, eng_error *err) {
     memset(out, 0, sizeof *out);
+    char ggname[256];
+    const char *src = m->info.gguf ? "the GGUF metadata" : "config.json";
+    if (m->info.gguf)
+        name = eng__gg_tensor_name(m->info.family, name, ggname, sizeof ggname);
     const eng__st_tensor *t = eng__find(m, name);
     if (!t) {
         if (optional)
@@ -408,18 +485,37 @@ static base_status eng__bind(eng_model *m, eng_tensor *out, const char *name, in
                                   (long long)t->shape[d]);
         if (rows == 0)
             return eng__err(err, BASE_ERR_MODEL,
-                            "%s: tensor '%s' has shape [%s], expected [%lld] from config.json",
-                            file, name, got, (long long)cols);
+                            "%s: tensor '%s' has shape [%s], expected [%lld] from %s", file, name,
+                            got, (long long)cols, src);
         return eng__err(err, BASE_ERR_MODEL,
-                        "%s: tensor '%s' has shape [%s], expected [%lld, %lld] from config.json",
-                        file, name, got, (long long)rows, (long long)cols);
+                        "%s: tensor '%s' has shape [%s], expected [%lld, %lld] from %s", file, name,
+                        got, (long long)rows, (long long)cols, src);
     }
-    if (t->dtype == ENG__ST_OTHER)
+    if (t->gg_type >= 0) {
+        static const struct {
+            int gg;
+            eng_dtype dt;
+        } map[] = {{ENG__GG_F32, ENG_F32},   {ENG__GG_F16, ENG_F16},   {ENG__GG_BF16, ENG_BF16},
+                   {ENG__GG_Q8_0, ENG_Q8_0}, {ENG__GG_Q4_0, ENG_Q4_0}, {ENG__GG_Q4_K, ENG_Q4_K},
+                   {ENG__GG_Q5_K, ENG_Q5_K}, {ENG__GG_Q6_K, ENG_Q6_K}};
+        size_t i = 0;
+        while (i < BASE_ARRAY_LEN(map) && map[i].gg != t->gg_type)
+            i++;
+        if (i == BASE_ARRAY_LEN(map))
+            return eng__err(err, BASE_ERR_UNSUPPORTED,
+                            "%s: tensor '%s' has type %s, which infilld cannot compute with", file,
+                            name, eng__gg_type_name((uint32_t)t->gg_type));
+        out->dtype = map[i].dt;
+    } else if (t->dtype == ENG__ST_OTHER) {
         return eng__err(err, BASE_ERR_UNSUPPORTED,
                         "%s: tensor '%s' has a dtype the engine cannot use (F32, F16, BF16 only)",
                         file, name);
+    } else {
+        out->dtype = t->dtype == ENG__ST_F32   ? ENG_F32
+                     : t->dtype == ENG__ST_F16 ? ENG_F16
+                                               : ENG_BF16;
+    }
     out->name = t->name;
-    out->dtype = t->dtype == ENG__ST_F32 ? ENG_F32 : t->dtype == ENG__ST_F16 ? ENG_F16 : ENG_BF16;
     out->rows = rows == 0 ? 1 : rows;
     out->cols = cols;
     out->data = t->data;
@@ -498,6 +594,430 @@ static base_status eng__bind_weights(eng_model *m, eng_error *err) {
         bytes += m->tensors[i].end - m->tensors[i].begin;
     m->info.weight_bytes = bytes;
     return BASE_OK;
+}
+
+/* ---- GGUF files ------------------------------------------------------------------ */
+
+/* Maps one GGUF file (a full path) and parses its header into m->gg[]. */
+static base_status eng__gg_map(eng_model *m, const char *path, eng_error *err) {
+    eng__st_file *nf = realloc(m->files, (size_t)(m->n_files + 1) * sizeof *nf);
+    if (!nf)
+        return eng__err(err, BASE_ERR_NOMEM, "out of memory");
+    m->files = nf;
+    eng__gg_file *ng = realloc(m->gg, (size_t)(m->n_files + 1) * sizeof *ng);
+    if (!ng)
+        return eng__err(err, BASE_ERR_NOMEM, "out of memory");
+    m->gg = ng;
+    eng__st_file *f = &m->files[m->n_files];
+    memset(f, 0, sizeof *f);
+    memset(&m->gg[m->n_files], 0, sizeof m->gg[0]);
+    if (!(f->path = strdup(path)))
+        return eng__err(err, BASE_ERR_NOMEM, "out of memory");
+    m->n_files++;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return eng__err(err, errno == ENOENT ? BASE_ERR_NOT_FOUND : BASE_ERR_IO, "%s: %s", path,
+                        strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return eng__err(err, BASE_ERR_IO, "%s: not a regular file", path);
+    }
+    f->size = (size_t)sb.st_size;
+    if (f->size > 0) {
+        f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (f->map == MAP_FAILED) {
+            f->map = NULL;
+            close(fd);
+            return eng__err(err, BASE_ERR_IO, "%s: mmap failed: %s", path, strerror(errno));
+        }
+    }
+    close(fd);
+    return eng__gg_parse(f->map ? f->map : (const uint8_t *)"", f->size, path, m->n_files - 1,
+                         &m->gg[m->n_files - 1], &m->tensors, &m->n_tensors, err);
+}
+
+/* True when path names a split file "PREFIX-0000K-of-0000N.gguf"; *plen is
+ * the prefix length, *n the count. */
+static bool eng__gg_split_name(const char *path, size_t *plen, int *k, int *n) {
+    size_t l = strlen(path);
+    const char *tail = "-00000-of-00000.gguf";
+    size_t tl = strlen(tail);
+    if (l < tl)
+        return false;
+    const char *t = path + l - tl;
+    for (size_t i = 0; i < tl; i++)
+        if (tail[i] == '0' ? !(t[i] >= '0' && t[i] <= '9') : t[i] != tail[i])
+            return false;
+    *k = atoi(t + 1);
+    *n = atoi(t + 10);
+    *plen = l - tl;
+    return *k >= 1 && *n >= 1 && *k <= *n;
+}
+
+/* Maps the file (and, for a split file, every part in order). */
+static base_status eng__gg_map_all(eng_model *m, const char *path, eng_error *err) {
+    size_t plen;
+    int k, n;
+    base_status st;
+    if (!eng__gg_split_name(path, &plen, &k, &n))
+        return eng__gg_map(m, path, err);
+    for (int i = 1; i <= n; i++) {
+        char part[4096];
+        snprintf(part, sizeof part, "%.*s-%05d-of-%05d.gguf", (int)plen, path, i, n);
+        if ((st = eng__gg_map(m, part, err)))
+            return st;
+        uint64_t v;
+        bool bad = false;
+        if (eng__gg_get_u64(&m->gg[i - 1], "split.count", &v, &bad) && v != (uint64_t)n)
+            return eng__err(err, BASE_ERR_MODEL, "%s: split.count is %llu but the name says %d",
+                            part, (unsigned long long)v, n);
+        if (eng__gg_get_u64(&m->gg[i - 1], "split.no", &v, &bad) && v != (uint64_t)(i - 1))
+            return eng__err(err, BASE_ERR_MODEL, "%s: split.no is %llu, expected %d", part,
+                            (unsigned long long)v, i - 1);
+    }
+    uint64_t total;
+    bool bad = false;
+    if (eng__gg_get_u64(&m->gg[0], "split.tensors.count", &total, &bad) &&
+        total != (uint64_t)m->n_tensors)
+        return eng__err(err, BASE_ERR_MODEL,
+                        "%s: split.tensors.count is %llu but the %d parts hold %d tensors", path,
+                        (unsigned long long)total, n, m->n_tensors);
+    return BASE_OK;
+}
+
+/* A dimension key "{arch}.suffix": required unless def > 0, 1 <= v <= max. */
+static base_status eng__gg_dim(const eng_model *m, const char *arch, const char *suffix, int def,
+                               long long max, int *out, eng_error *err) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    uint64_t v = 0;
+    bool bad = false;
+    if (!eng__gg_get_u64(&m->gg[0], key, &v, &bad)) {
+        if (bad)
+            return eng__err(err, BASE_ERR_MODEL,
+                            "%s: '%s' is not a non-negative integer (per-layer arrays are not "
+                            "supported)",
+                            m->files[0].path, key);
+        if (def > 0) {
+            *out = def;
+            return BASE_OK;
+        }
+        return eng__err(err, BASE_ERR_MODEL, "%s: missing '%s'", m->files[0].path, key);
+    }
+    if (v == 0 || v > (uint64_t)max)
+        return eng__err(err, BASE_ERR_MODEL, "%s: '%s' is %llu (1 to %lld)", m->files[0].path, key,
+                        (unsigned long long)v, max);
+    *out = (int)v;
+    return BASE_OK;
+}
+
+/* Family and hyper-parameters from general.architecture and the {arch}.* keys,
+ * with the conventions of llama.cpp's converters (docs: MODELS.md section 5). */
+static base_status eng__gg_config(eng_model *m, eng_error *err) {
+    eng_model_info *in = &m->info;
+    const eng__gg_file *g = &m->gg[0];
+    const char *path = m->files[0].path;
+    char arch[64];
+    bool bad = false;
+    if (!eng__gg_get_str(g, "general.architecture", arch, sizeof arch, &bad))
+        return eng__err(err, BASE_ERR_MODEL, "%s: missing 'general.architecture'", path);
+    if (strcmp(arch, "dream") == 0)
+        in->family = ENG_FAMILY_DREAM;
+    else if (strcmp(arch, "llada") == 0)
+        in->family = ENG_FAMILY_LLADA;
+    else
+        return eng__err(err, BASE_ERR_UNSUPPORTED,
+                        "%s: unsupported GGUF architecture '%s'; supported: dream (Dream, "
+                        "Dream-Coder, DiffuCoder), llada (LLaDA)",
+                        path, arch);
+    if (!(m->arch = strdup(arch)))
+        return eng__err(err, BASE_ERR_NOMEM, "out of memory");
+    in->arch = m->arch;
+    in->gguf = true;
+    base_status st;
+    int ctx = 0;
+    if ((st = eng__gg_dim(m, arch, "block_count", 0, 1024, &in->n_layer, err)) ||
+        (st = eng__gg_dim(m, arch, "embedding_length", 0, 65536, &in->d_model, err)) ||
+        (st = eng__gg_dim(m, arch, "feed_forward_length", 0, 1 << 20, &in->d_ff, err)) ||
+        (st = eng__gg_dim(m, arch, "attention.head_count", 0, 1024, &in->n_head, err)) ||
+        (st = eng__gg_dim(m, arch, "attention.head_count_kv", in->n_head, 1024, &in->n_kv_head,
+                          err)) ||
+        (st = eng__gg_dim(m, arch, "context_length", 4096, 1 << 24, &ctx, err)))
+        return st;
+    if (in->d_model % in->n_head)
+        return eng__err(err, BASE_ERR_MODEL,
+                        "%s: embedding_length %d is not divisible by the %d attention heads", path,
+                        in->d_model, in->n_head);
+    if ((st = eng__gg_dim(m, arch, "attention.key_length", in->d_model / in->n_head, 1024,
+                          &in->head_dim, err)))
+        return st;
+    int rope_dim = 0;
+    if ((st = eng__gg_dim(m, arch, "rope.dimension_count", in->head_dim, 1024, &rope_dim, err)))
+        return st;
+    if (rope_dim != in->head_dim)
+        return eng__err(err, BASE_ERR_UNSUPPORTED,
+                        "%s: RoPE over %d of %d head dimensions (partial rotary) is not supported",
+                        path, rope_dim, in->head_dim);
+    if (in->head_dim % 2)
+        return eng__err(err, BASE_ERR_MODEL, "%s: head dimension %d is odd (RoPE needs pairs)",
+                        path, in->head_dim);
+    if (in->n_head % in->n_kv_head)
+        return eng__err(err, BASE_ERR_MODEL,
+                        "%s: head_count %d is not a multiple of head_count_kv %d", path, in->n_head,
+                        in->n_kv_head);
+    char key[128], sval[64];
+    snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
+    if (eng__gg_get_str(g, key, sval, sizeof sval, &bad) && strcmp(sval, "none") != 0)
+        return eng__err(err, BASE_ERR_UNSUPPORTED, "%s: rope scaling '%s' is not supported", path,
+                        sval);
+    double theta = 10000.0, eps = in->family == ENG_FAMILY_LLADA ? 1e-5 : 1e-6;
+    bad = false;
+    snprintf(key, sizeof key, "%s.rope.freq_base", arch);
+    eng__gg_get_f64(g, key, &theta, &bad);
+    snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", arch);
+    eng__gg_get_f64(g, key, &eps, &bad);
+    if (bad || !(theta > 0) || !isfinite(theta) || !(eps > 0) || !(eps < 1))
+        return eng__err(err, BASE_ERR_MODEL,
+                        "%s: rope.freq_base must be positive and layer_norm_rms_epsilon in (0, 1)",
+                        path);
+    in->rope_theta = (float)theta;
+    in->rms_eps = (float)eps;
+    /* The vocabulary is the embedding's row count (the token list is padded to it). */
+    const eng__st_tensor *emb = eng__find(m, "token_embd.weight");
+    if (!emb || emb->ndim != 2)
+        return eng__err(err, BASE_ERR_MODEL, "%s: missing 2-D tensor 'token_embd.weight'", path);
+    if (emb->shape[0] <= 0 || emb->shape[0] > (1 << 22))
+        return eng__err(err, BASE_ERR_MODEL, "%s: token_embd.weight has %lld rows", path,
+                        (long long)emb->shape[0]);
+    in->vocab_size = (int)emb->shape[0];
+    int vs = 0;
+    if ((st = eng__gg_dim(m, arch, "vocab_size", in->vocab_size, 1 << 22, &vs, err)))
+        return st;
+    if (vs != in->vocab_size)
+        return eng__err(err, BASE_ERR_MODEL,
+                        "%s: %s.vocab_size %d but token_embd.weight has %d rows", path, arch, vs,
+                        in->vocab_size);
+    in->tied_head = !eng__find(m, "output.weight");
+    in->qkv_bias = in->family == ENG_FAMILY_DREAM || eng__find(m, "blk.0.attn_q.bias");
+    /* Dream files do not write diffusion.shift_logits; LLaDA files write false. */
+    bool shift = in->family == ENG_FAMILY_DREAM;
+    bad = false;
+    eng__gg_get_bool(g, "diffusion.shift_logits", &shift, &bad);
+    if (bad)
+        return eng__err(err, BASE_ERR_MODEL, "%s: diffusion.shift_logits is not a bool", path);
+    in->shift_logits = shift;
+    in->max_context = in->family == ENG_FAMILY_DREAM ? 2048 : BASE_MIN(ctx, 4096);
+    return BASE_OK;
+}
+
+/* llama.cpp's LLaDA converter permutes the rows of Q and K within each head
+ * (HF rotate-half order -> interleaved pairs, for its NORM RoPE): GGUF row
+ * h*hd + 2i + j holds HF row h*hd + j*hd/2 + i. Rows are whole blocks in every
+ * type, so a copy in HF order makes the forward pass that of the safetensors
+ * model. */
+static base_status eng__gg_unpermute(eng_model *m, eng_tensor *t, int n_head, eng_error *err) {
+    if (!t->data)
+        return BASE_OK;
+    const int64_t hd = t->rows / n_head;
+    const uint64_t rb = eng__dtype_bytes(t->dtype, t->cols);
+    uint8_t *dst = malloc((size_t)(rb * (uint64_t)t->rows));
+    void **no = realloc(m->owned, (size_t)(m->n_owned + 1) * sizeof *no);
+    if (!dst || !no) {
+        free(dst);
+        if (no)
+            m->owned = no;
+        return eng__err(err, BASE_ERR_NOMEM, "out of memory");
+    }
+    m->owned = no;
+    m->owned[m->n_owned++] = dst;
+    const uint8_t *src = t->data;
+    for (int64_t h = 0; h < n_head; h++)
+        for (int64_t j = 0; j < 2; j++)
+            for (int64_t i = 0; i < hd / 2; i++)
+                memcpy(dst + (size_t)(h * hd + j * hd / 2 + i) * rb,
+                       src + (size_t)(h * hd + 2 * i + j) * rb, (size_t)rb);
+    t->data = dst;
+    return BASE_OK;
+}
+
+/* The tokenizer of tokenizer.ggml.* (vocab_size: the embedding's rows, or 0). */
+static eng_tokenizer *eng__gg_tok_new(const eng__gg_file *g, const char *path, int vocab_size,
+                                      eng_error *err) {
+    char model[32], pre[64] = "default";
+    bool bad = false;
+    if (!eng__gg_get_str(g, "tokenizer.ggml.model", model, sizeof model, &bad)) {
+        eng__err(err, BASE_ERR_MODEL, "%s: missing 'tokenizer.ggml.model'", path);
+        return NULL;
+    }
+    if (strcmp(model, "gpt2") != 0) {
+        eng__err(err, BASE_ERR_UNSUPPORTED,
+                 "%s: tokenizer.ggml.model '%s' (infilld reads byte-level BPE, 'gpt2')", path,
+                 model);
+        return NULL;
+    }
+    eng__gg_get_str(g, "tokenizer.ggml.pre", pre, sizeof pre, &bad);
+    const eng__gg_kv *tk = eng__gg_get(g, "tokenizer.ggml.tokens");
+    const eng__gg_kv *ty = eng__gg_get(g, "tokenizer.ggml.token_type");
+    const eng__gg_kv *mg = eng__gg_get(g, "tokenizer.ggml.merges");
+    if (!tk || tk->type != ENG__GV_ARR || tk->elem != ENG__GV_STR) {
+        eng__err(err, BASE_ERR_MODEL, "%s: missing string array 'tokenizer.ggml.tokens'", path);
+        return NULL;
+    }
+    if (!mg || mg->type != ENG__GV_ARR || mg->elem != ENG__GV_STR) {
+        eng__err(err, BASE_ERR_MODEL, "%s: missing string array 'tokenizer.ggml.merges'", path);
+        return NULL;
+    }
+    if (ty && (ty->type != ENG__GV_ARR || ty->elem != ENG__GV_I32 || ty->count != tk->count)) {
+        eng__err(err, BASE_ERR_MODEL,
+                 "%s: 'tokenizer.ggml.token_type' must be an i32 array as long as the token list",
+                 path);
+        return NULL;
+    }
+    if (vocab_size > 0 && tk->count > (uint64_t)vocab_size) {
+        eng__err(err, BASE_ERR_MODEL, "%s: %llu tokens but the embedding has %d rows", path,
+                 (unsigned long long)tk->count, vocab_size);
+        return NULL;
+    }
+    int32_t *types = NULL;
+    if (ty) {
+        types = malloc((size_t)(ty->count ? ty->count : 1) * sizeof *types);
+        if (!types) {
+            eng__err(err, BASE_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        memcpy(types, ty->arr, (size_t)ty->count * sizeof *types);
+    }
+    eng_tokenizer *t = eng__tokenizer_from_gguf(path, pre, tk->strs, (size_t)tk->count, types,
+                                                mg->strs, (size_t)mg->count, err);
+    free(types);
+    return t;
+}
+
+eng_tokenizer *eng__tokenizer_load_gguf(const char *path, eng_error *err) {
+    eng_model *m = calloc(1, sizeof *m);
+    if (!m || !(m->dir = strdup(path))) {
+        free(m);
+        eng__err(err, BASE_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    eng_tokenizer *t = NULL;
+    if (eng__gg_map(m, path, err) == BASE_OK)
+        t = eng__gg_tok_new(&m->gg[0], path, 0, err);
+    eng_model_free(m);
+    return t;
+}
+
+/* Special ids and the tokenizer from tokenizer.ggml.*. */
+static base_status eng__gg_tokenizer(eng_model *m, eng_error *err) {
+    const eng__gg_file *g = &m->gg[0];
+    const char *path = m->files[0].path;
+    bool bad = false;
+    m->tok = eng__gg_tok_new(g, path, m->info.vocab_size, err);
+    if (!m->tok)
+        return err->status ? err->status : BASE_ERR_MODEL;
+
+    eng_model_info *in = &m->info;
+    static const char *keys[4] = {"tokenizer.ggml.mask_token_id", "tokenizer.ggml.bos_token_id",
+                                  "tokenizer.ggml.eos_token_id", "tokenizer.ggml.padding_token_id"};
+    int32_t *dst[4] = {&in->mask_id, &in->bos_id, &in->eos_id, &in->pad_id};
+    for (int k = 0; k < 4; k++) {
+        uint64_t v;
+        bad = false;
+        *dst[k] = -1;
+        if (eng__gg_get_u64(g, keys[k], &v, &bad) && v < (uint64_t)in->vocab_size)
+            *dst[k] = (int32_t)v;
+        else if (bad)
+            return eng__err(err, BASE_ERR_MODEL, "%s: '%s' is not a token id", path, keys[k]);
+    }
+    /* A file may mark BOS but not use it; the prompt layout decides. */
+    if (m->opts.mask_token >= 0)
+        in->mask_id = m->opts.mask_token;
+    static const char *mask_names[] = {"<|mask|>", "<M>", "<|mdm_mask|>"};
+    for (size_t i = 0; in->mask_id < 0 && i < BASE_ARRAY_LEN(mask_names); i++)
+        in->mask_id = eng_token_special_id(m->tok, mask_names[i]);
+    if (in->mask_id < 0 || in->mask_id >= in->vocab_size)
+        return eng__err(err, BASE_ERR_MODEL,
+                        "%s: no mask token (tokenizer.ggml.mask_token_id or a <|mask|> / "
+                        "<|mdm_mask|> token)",
+                        path);
+    in->expand_id = eng_token_special_id(m->tok, "<|expand|>");
+    if (in->expand_id >= in->vocab_size)
+        in->expand_id = -1;
+    return BASE_OK;
+}
+
+/* The GGUF file that a directory holds (the first part of a split), or NULL. */
+static char *eng__gg_in_dir(const char *dir) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    if (access(p, F_OK) == 0)
+        return NULL; /* a Hugging Face directory */
+    DIR *d = opendir(dir);
+    if (!d)
+        return NULL;
+    char *best = NULL;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name), pl;
+        int k, n;
+        if (l < 6 || strcmp(e->d_name + l - 5, ".gguf") != 0)
+            continue;
+        if (eng__gg_split_name(e->d_name, &pl, &k, &n) && k != 1)
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (!best || strcmp(p, best) < 0) {
+            free(best);
+            best = strdup(p);
+        }
+    }
+    closedir(d);
+    return best;
+}
+
+/* Summary of the storage types for doctor / --explain. */
+static void eng__quant_summary(eng_model *m) {
+    bool seen[ENG_Q6_K + 1] = {0};
+    const eng_tensor *all[] = {&m->w.embed, &m->w.lm_head, &m->w.norm};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(all); i++)
+        if (all[i]->data)
+            seen[all[i]->dtype] = true;
+    for (int l = 0; l < m->info.n_layer; l++) {
+        const eng_tensor *t = &m->layers[l].attn_norm;
+        for (size_t k = 0; k < sizeof(eng_layer_w) / sizeof(eng_tensor); k++)
+            if (t[k].data)
+                seen[t[k].dtype] = true;
+    }
+    char *o = m->info.quant_types;
+    size_t left = sizeof m->info.quant_types;
+    o[0] = '\0';
+    for (int t = ENG_Q6_K; t >= 0; t--)
+        if (seen[t]) {
+            int w = snprintf(o, left, "%s%s", o == m->info.quant_types ? "" : "+",
+                             eng_dtype_name((eng_dtype)t));
+            if (w < 0 || (size_t)w >= left)
+                break;
+            o += w, left -= (size_t)w;
+        }
+}
+
+static base_status eng__gg_load(eng_model *m, const char *path, eng_error *err) {
+    base_status st;
+    if ((st = eng__gg_map_all(m, path, err)))
+        return st;
+    qsort(m->tensors, (size_t)m->n_tensors, sizeof *m->tensors, eng__tensor_cmp);
+    for (int i = 1; i < m->n_tensors; i++)
+        if (strcmp(m->tensors[i - 1].name, m->tensors[i].name) == 0)
+            return eng__err(err, BASE_ERR_MODEL, "%s: tensor '%s' appears in two parts", path,
+                            m->tensors[i].name);
+    if ((st = eng__gg_config(m, err)) || (st = eng__bind_weights(m, err)))
+        return st;
+    if (m->info.family == ENG_FAMILY_LLADA)
+        for (int l = 0; l < m->info.n_layer; l++)
+            if ((st = eng__gg_unpermute(m, &m->layers[l].wq, m->info.n_head, err)) ||
+                (st = eng__gg_unpermute(m, &m->layers[l].wk, m->info.n_kv_head, err)))
+                return st;
+    return eng__gg_tokenizer(m, err);
 }
 
 /* Touches every page of every shard so that loading (not the first request)
@@ -612,9 +1132,23 @@ eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error 
         m->dir[--dl] = '\0';
 
     bool failed = false;
+    json_t *cfg = NULL;
+    struct stat sb;
+    char *ggpath = NULL;
+    if (stat(m->dir, &sb) == 0 && S_ISREG(sb.st_mode))
+        ggpath = strdup(m->dir);
+    else if (stat(m->dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+        ggpath = eng__gg_in_dir(m->dir);
+    if (ggpath) {
+        base_status gst = eng__gg_load(m, ggpath, err);
+        free(ggpath);
+        if (gst)
+            goto fail;
+        goto loaded;
+    }
     char cpath[4096];
     snprintf(cpath, sizeof cpath, "%s/config.json", m->dir);
-    json_t *cfg = eng__json_file(m->dir, "config.json", true, err, &failed);
+    cfg = eng__json_file(m->dir, "config.json", true, err, &failed);
     if (!cfg)
         goto fail;
     if (eng__parse_config(m, cfg, cpath, err))
@@ -632,6 +1166,15 @@ eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error 
         goto fail;
     json_decref(cfg);
     cfg = NULL;
+loaded:
+    eng__quant_summary(m);
+    m->info.resident_bytes = 0;
+    for (int i = 0; i < m->n_files; i++)
+        m->info.resident_bytes += m->files[i].size;
+    for (int l = 0; m->n_owned && l < m->info.n_layer; l++)
+        m->info.resident_bytes +=
+            eng__dtype_bytes(m->layers[l].wq.dtype, m->layers[l].wq.rows * m->layers[l].wq.cols) +
+            eng__dtype_bytes(m->layers[l].wk.dtype, m->layers[l].wk.rows * m->layers[l].wk.cols);
     eng__prefault(m);
 
     /* Backend: CUDA when asked or (AUTO) when it initialises, else the CPU. */
@@ -640,7 +1183,17 @@ eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error 
         eng__err(err, BASE_ERR_UNSUPPORTED, "this infilld was built without CUDA");
         goto fail;
     }
-    if (cuda && m->opts.device != ENG_DEVICE_CPU) {
+    /* Quantised blocks are computed by the CPU kernels only (for now). */
+    bool blocks = false;
+    for (int i = 0; i < m->n_tensors; i++)
+        blocks |= m->tensors[i].gg_type >= 0 && m->tensors[i].dtype == ENG__ST_OTHER;
+    if (blocks && m->opts.device == ENG_DEVICE_CUDA) {
+        eng__err(err, BASE_ERR_UNSUPPORTED,
+                 "%s: quantised weights (%s) run on the CPU only in this version", m->dir,
+                 m->info.quant_types);
+        goto fail;
+    }
+    if (cuda && m->opts.device != ENG_DEVICE_CPU && !blocks) {
         eng_error cerr = {0};
         m->be = cuda->init(&m->w, &m->opts, &cerr);
         if (m->be) {
@@ -649,7 +1202,10 @@ eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error 
             *err = cerr;
             goto fail;
         } else {
-            BASE_LOGI(ENG__MOD, "CUDA backend unavailable (%s); using the CPU", cerr.msg);
+            /* Once per process: a reload on the same machine would only repeat it. */
+            static atomic_bool said;
+            if (!atomic_exchange(&said, true))
+                BASE_LOGI(ENG__MOD, "CUDA backend unavailable (%s); using the CPU", cerr.msg);
         }
     }
     if (!m->be) {
@@ -674,7 +1230,14 @@ void eng_model_free(eng_model *m) {
         m->bi->free(m->be);
     eng_tokenizer_free(m->tok);
     eng__st_tensors_free(m->tensors, m->n_tensors);
+    for (int i = 0; m->gg && i < m->n_files; i++)
+        eng__gg_file_deinit(&m->gg[i]);
+    free(m->gg);
+    for (int i = 0; i < m->n_owned; i++)
+        free(m->owned[i]);
+    free(m->owned);
     for (int i = 0; i < m->n_files; i++) {
+        eng__mapguard_remove(m->files[i].guard);
         if (m->files[i].map)
             munmap(m->files[i].map, m->files[i].size);
         free(m->files[i].path);
@@ -684,6 +1247,25 @@ void eng_model_free(eng_model *m) {
     free(m->arch);
     free(m->dir);
     free(m);
+}
+
+const char *eng_model_files_damaged(const eng_model *m) {
+    for (int i = 0; m && i < m->n_files; i++) {
+        const eng__st_file *f = &m->files[i];
+        if (!f->map)
+            continue;
+        if (eng__mapguard_faults(f->guard) > 0)
+            return f->path;
+        /* Truncated but not read since: the same file, shorter. A file
+         * deleted or replaced keeps the old one mapped, intact. */
+        struct stat sb;
+        if (stat(f->path, &sb) == 0 && (unsigned long)sb.st_dev == f->dev &&
+            (unsigned long)sb.st_ino == f->ino &&
+            ((size_t)sb.st_size < f->size ||
+             (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != f->mtime_ns))
+            return f->path;
+    }
+    return NULL;
 }
 
 const eng_model_info *eng_model_get_info(const eng_model *m) { return &m->info; }

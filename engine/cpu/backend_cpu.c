@@ -346,6 +346,16 @@ typedef struct eng__mm_job {
     int nb, mb, n_nt;
 } eng__mm_job;
 
+/* Rows [row0, row0 + n) of W as f32: block types through their dequantiser
+ * (cpu/quant.c), the others through the kernel table's converter. */
+static void eng__convert_rows(const eng_backend *be, const eng_tensor *W, int64_t row0, int n,
+                              float *out) {
+    if (eng__dtype_is_block(W->dtype))
+        eng__dequant(W->dtype, W->data, row0 * W->cols, (int64_t)n * W->cols, out);
+    else
+        be->k->convert(W, row0, n, out);
+}
+
 static void eng__mm_task(void *arg, int task, int tid) {
     const eng__mm_job *j = arg;
     eng_backend *be = j->c->be;
@@ -359,7 +369,8 @@ static void eng__mm_task(void *arg, int task, int tid) {
     const float *wt;
     const bool few =
         be->path == ENG__PATH_SIMD || (be->path == ENG__PATH_BLAS && j->M < be->blas_min_rows);
-    if (j->W->dtype != ENG_F32 && few && be->k->prefetch_during && n1 - n0 >= 24) {
+    if (j->W->dtype != ENG_F32 && !eng__dtype_is_block(j->W->dtype) && few &&
+        be->k->prefetch_during && n1 - n0 >= 24) {
         /* Few rows (a hole step): the tile is converted in three parts, each
          * part's weights prefetched into L2 while the kernel computes on the
          * part before, so that reading the weights overlaps the arithmetic. */
@@ -392,7 +403,7 @@ static void eng__mm_task(void *arg, int task, int tid) {
     if (j->W->dtype == ENG_F32) {
         wt = (const float *)j->W->data + (int64_t)n0 * K;
     } else {
-        be->k->convert(j->W, n0, n1 - n0, j->c->wtile[tid]);
+        eng__convert_rows(be, j->W, n0, n1 - n0, j->c->wtile[tid]);
         wt = j->c->wtile[tid];
     }
     const int M = m1 - m0, N1 = n1 - n0;

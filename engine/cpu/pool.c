@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "engine_impl.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -168,6 +169,12 @@ float eng__f16_to_f32(uint16_t h) {
 
 void eng__tensor_row_f32(const eng_tensor *t, int64_t row, int64_t col0, int64_t n, float *out) {
     const int64_t off = row * t->cols + col0;
+    if (eng__dtype_is_block(t->dtype)) {
+        /* Whole rows only (embedding lookups, norms): col0 = 0, n = cols. */
+        assert(col0 == 0 && n == t->cols);
+        eng__dequant(t->dtype, t->data, off, n, out);
+        return;
+    }
     switch (t->dtype) {
     case ENG_F32:
         memcpy(out, (const float *)t->data + off, (size_t)n * sizeof(float));
@@ -184,5 +191,7 @@ void eng__tensor_row_f32(const eng_tensor *t, int64_t row, int64_t col0, int64_t
             out[i] = eng__f16_to_f32(s[i]);
         break;
     }
+    default:
+        break;
     }
 }

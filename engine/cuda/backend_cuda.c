@@ -371,12 +371,21 @@ fail:
     return err->status;
 }
 
+/* Why kcu_device_query failed, in words for a user. Without a driver the CUDA
+ * runtime says "driver version is insufficient", which sends people to upgrade
+ * a driver they do not have; cudaDriverGetVersion reports 0 then. */
+static const char *eng__cu_why(const kcu_device_info *di, const char *msg) {
+    if (di->driver_version == 0)
+        return "no NVIDIA driver found (libcuda.so.1 is not installed)";
+    return msg[0] ? msg : "no usable CUDA device";
+}
+
 static eng_backend *eng__cu_init(const eng_weights *w, const eng_load_opts *opts, eng_error *err) {
     (void)opts;
     kcu_device_info di;
-    char msg[256];
+    char msg[256] = "";
     if (kcu_device_query(&di, msg, sizeof msg) != BASE_OK) {
-        eng__err(err, BASE_ERR_DEVICE, "cuda: %s", msg);
+        eng__err(err, BASE_ERR_DEVICE, "cuda: %s", eng__cu_why(&di, msg));
         return NULL;
     }
     const eng_model_info *I = w->info;
@@ -950,7 +959,7 @@ bool eng_cuda_describe(char *buf, size_t len) {
     kcu_device_info di;
     char why[256] = "";
     if (kcu_device_query(&di, why, sizeof why) != BASE_OK || di.count == 0) {
-        snprintf(buf, len, "built in; %s", why[0] ? why : "no usable CUDA device");
+        snprintf(buf, len, "built in; %s", eng__cu_why(&di, why));
         return false;
     }
     snprintf(buf, len,

@@ -192,6 +192,7 @@ base_status eng__st_parse(const uint8_t *buf, size_t size, const char *fname, in
         }
         t.data = data + t.begin;
         t.file = file;
+        t.gg_type = -1;
         t.name = strdup(key);
         if (!t.name) {
             st = eng__err(err, BASE_ERR_NOMEM, "%s: out of memory", fname);

@@ -359,6 +359,10 @@ static base_status eng__call(eng__run *r, const eng_batch *batch, eng_step_req *
     if (req->win_start < 0)
         req->win_start = 0;
     req->win_end = r->win_hi;
+    if (r->p->step_cost) {
+        int rows = batch->n_seq * (full ? batch->len : req->win_end - req->win_start);
+        r->res->ms_predicted += r->p->step_cost(r->p->step_cost_ud, rows, batch->len, req->n_pos);
+    }
     uint64_t t0 = base_now_ns();
     base_status st = r->st->step(r->st->ud, batch, req, r->d->rows);
     r->res->ms_step += base_ms_since(t0);
@@ -569,10 +573,20 @@ static void eng__progress(eng__run *r, int step, int planned) {
 
 static bool eng__cancelled(const eng_diff_params *p) { return p->cancel && *p->cancel; }
 
-static bool eng__out_of_time(const eng_diff_params *p, int step) {
+/* The step about to run must be the final one: the step budget is spent, or
+ * the deadline leaves less than ahead_ms (the predicted cost of this step as
+ * a normal one plus the final step after it). */
+static bool eng__out_of_time(const eng_diff_params *p, int step, double ahead_ms) {
     if (p->max_steps > 0 && step >= p->max_steps - 1)
         return true;
-    return p->deadline_ns && base_now_ns() >= p->deadline_ns;
+    if (!p->deadline_ns)
+        return false;
+    uint64_t now = base_now_ns();
+    return now >= p->deadline_ns || (double)(p->deadline_ns - now) / 1e6 <= ahead_ms;
+}
+
+static double eng__cost(const eng_diff_params *p, int rows, int keys, int n_pos) {
+    return p->step_cost ? p->step_cost(p->step_cost_ud, rows, keys, n_pos) : 0.0;
 }
 
 static void eng__init_sampling(eng__run *r, eng_sampling *smp, uint64_t seed) {
@@ -608,6 +622,18 @@ static base_status eng__run_fixed(eng__run *r) {
     }
     for (int i = 0; i < r->n_seq * r->L; i++)
         d->commit_prob[i] = 0.0f;
+    int n_init = p->hole_init ? BASE_MIN(p->n_hole_init, r->N) : 0;
+    for (int b = 0; b < r->n_seq; b++)
+        for (int i = 0; i < n_init; i++) {
+            d->canvas[(size_t)b * r->L + r->hs + i] = p->hole_init[i];
+            d->commit_prob[(size_t)b * r->L + r->hs + i] = p->hole_init_prob;
+        }
+    /* Blocks the kept tokens fill are done before the first step. */
+    for (int b = 0; b < r->n_seq && n_init > 0; b++) {
+        eng__advance(r, b);
+        int bs = r->hs + d->seq[b].blk * r->B;
+        d->seq[b].blk_m0 = eng__count_masks(r, b, bs, BASE_MIN(bs + r->B, r->hs + r->N));
+    }
     eng_batch batch = {r->n_seq, r->L, d->canvas, NULL};
     eng_step_req req;
     memset(&req, 0, sizeof req);
@@ -630,7 +656,18 @@ static base_status eng__run_fixed(eng__run *r) {
             break;
         if (eng__cancelled(p))
             return BASE_ERR_CANCELLED;
-        bool final = eng__out_of_time(p, step);
+        /* This step as a normal one (a full forward, or a window over one
+         * block) and the final step after it (a window over the whole hole). */
+        bool full_next =
+            p->mode == ENG_CACHE_EXACT || need_full || (p->refresh > 0 && since_full >= p->refresh);
+        int nb = BASE_MIN(r->B, r->N);
+        double ahead = 0.0;
+        if (p->step_cost && p->deadline_ns)
+            ahead =
+                eng__cost(p, r->n_seq * (full_next ? r->L : nb + r->shift), r->L, r->n_seq * nb) +
+                eng__cost(p, r->n_seq * (p->mode == ENG_CACHE_EXACT ? r->L : r->N + r->shift), r->L,
+                          r->n_seq * r->N);
+        bool final = eng__out_of_time(p, step, ahead);
         int n_pos = 0;
         r->win_lo = r->hs + r->N;
         r->win_hi = r->hs;
@@ -715,7 +752,10 @@ static base_status eng__run_dreamon(eng__run *r, int c) {
             break;
         if (eng__cancelled(p))
             return BASE_ERR_CANCELLED;
-        bool final = eng__out_of_time(p, step) || step >= max_steps - 1;
+        double ahead = p->step_cost && p->deadline_ns
+                           ? 2.0 * eng__cost(p, max_tokens, max_tokens, n_pos)
+                           : 0.0;
+        bool final = eng__out_of_time(p, step, ahead) || step >= max_steps - 1;
         for (int i = 0; i < max_tokens; i++)
             valid[i] = i < W;
         int nb = r->n_bias;

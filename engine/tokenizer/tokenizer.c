@@ -662,6 +662,122 @@ eng_tokenizer *eng__tokenizer_from_json(const char *text, size_t len, const char
     return tok_from_doc(eng__json_parse(text, len, err), name, err);
 }
 
+/* ---- GGUF metadata ----------------------------------------------------------- */
+
+/* llama.cpp names the pre-tokenizer instead of spelling it (llama-vocab.cpp's
+ * LLAMA_VOCAB_PRE_TYPE_*); these are the Hugging Face tokenizer.json regexes
+ * of the families behind each name (tests/tokenizer checks "qwen2" against the
+ * Qwen tokenizer.json). */
+static const char TOK_LLAMA3_PATTERN[] =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+const char *eng__tok_pre_regex(const char *pre, bool *nfc) {
+    static const struct {
+        const char *name;
+        const char *re;
+        bool nfc;
+    } tab[] = {
+        {"qwen2", TOK_QWEN2_PATTERN, true},       {"deepseek-r1-qwen", TOK_QWEN2_PATTERN, true},
+        {"llama-bpe", TOK_LLAMA3_PATTERN, false}, {"llama3", TOK_LLAMA3_PATTERN, false},
+        {"smaug-bpe", TOK_LLAMA3_PATTERN, false}, {"gpt-2", TOK_GPT2_PATTERN, false},
+        {"default", TOK_GPT2_PATTERN, false},
+    };
+    for (size_t i = 0; i < BASE_ARRAY_LEN(tab); i++)
+        if (strcmp(pre, tab[i].name) == 0) {
+            if (nfc)
+                *nfc = tab[i].nfc;
+            return tab[i].re;
+        }
+    return NULL;
+}
+
+eng_tokenizer *eng__tokenizer_from_gguf(const char *name, const char *pre,
+                                        const eng__gg_str *tokens, size_t n_tokens,
+                                        const int32_t *types, const eng__gg_str *merges,
+                                        size_t n_merges, eng_error *err) {
+    tok_builder b;
+    bool nfc = false;
+    const char *re = eng__tok_pre_regex(pre, &nfc);
+    if (!re) {
+        tok_set_err(err, BASE_ERR_UNSUPPORTED,
+                    "%s: tokenizer.ggml.pre '%s' is not a pre-tokenizer infilld knows (qwen2, "
+                    "deepseek-r1-qwen, llama-bpe, llama3, smaug-bpe, gpt-2, default)",
+                    name, pre);
+        return NULL;
+    }
+    if (n_tokens == 0 || n_tokens >= TOK_MAX_ID) {
+        tok_set_err(err, BASE_ERR_MODEL, "%s: tokenizer.ggml.tokens has %zu entries", name,
+                    n_tokens);
+        return NULL;
+    }
+    eng_tokenizer *t = tok_new();
+    if (!t) {
+        tok_set_err(err, BASE_ERR_NOMEM, "%s: out of memory", name);
+        return NULL;
+    }
+    tok_builder_init(&b, t, name, err);
+    if (!tok_reserve_ids(t, (uint32_t)n_tokens))
+        goto fail_nomem;
+    for (size_t i = 0; i < n_tokens; i++) {
+        const int32_t ty = types ? types[i] : ENG__TT_NORMAL;
+        if (ty < ENG__TT_NORMAL || ty > ENG__TT_BYTE) {
+            tok_set_err(err, BASE_ERR_MODEL, "%s: token %zu has unknown type %d", name, i, ty);
+            goto fail;
+        }
+        if (ty == ENG__TT_UNUSED || ty == ENG__TT_CONTROL || ty == ENG__TT_USER_DEFINED)
+            continue; /* padding is no token; added ones come after the vocabulary */
+        if (tokens[i].n == 0 || tokens[i].n > 4096) {
+            tok_set_err(err, BASE_ERR_MODEL, "%s: token %zu has length %llu", name, i,
+                        (unsigned long long)tokens[i].n);
+            goto fail;
+        }
+        if (!tok_add_vocab(&b, tokens[i].s, (size_t)tokens[i].n, (int64_t)i))
+            goto fail;
+        if (ty == ENG__TT_UNKNOWN)
+            t->unk_id = (int32_t)i;
+    }
+    if (!tok_index_vocab(t) || !tok_alloc_merges(t, n_merges ? n_merges : 1))
+        goto fail_nomem;
+    for (size_t i = 0; i < n_merges; i++) {
+        const eng__gg_str *m = &merges[i];
+        const char *sp = m->n ? memchr(m->s, ' ', (size_t)m->n) : NULL;
+        if (!sp || sp == m->s || sp + 1 == m->s + m->n ||
+            memchr(sp + 1, ' ', (size_t)(m->s + m->n - (sp + 1)))) {
+            tok_set_err(err, BASE_ERR_MODEL, "%s: tokenizer.ggml.merges[%zu] is not \"a b\"", name,
+                        i);
+            goto fail;
+        }
+        if (!tok_add_merge(&b, m->s, (size_t)(sp - m->s), sp + 1, (size_t)(m->s + m->n - (sp + 1)),
+                           (uint32_t)i))
+            goto fail;
+    }
+    for (size_t i = 0; i < n_tokens; i++) {
+        const int32_t ty = types ? types[i] : ENG__TT_NORMAL;
+        if (ty != ENG__TT_CONTROL && ty != ENG__TT_USER_DEFINED)
+            continue;
+        if (tokens[i].n == 0 || tokens[i].n > 4096 ||
+            !tok_add_added(t, tokens[i].s, (size_t)tokens[i].n, (int64_t)i, ty == ENG__TT_CONTROL,
+                           false, false)) {
+            tok_set_err(err, BASE_ERR_MODEL, "%s: added token %zu is malformed", name, i);
+            goto fail;
+        }
+    }
+    t->nfc = nfc;
+    if (!tok_compile(t, re, name, err))
+        goto fail;
+    if (!tok_finish(t))
+        goto fail_nomem;
+    free(b.tmp);
+    return t;
+fail_nomem:
+    tok_set_err(err, BASE_ERR_NOMEM, "%s: out of memory loading the tokenizer", name);
+fail:
+    free(b.tmp);
+    eng_tokenizer_free(t);
+    return NULL;
+}
+
 /* ---- vocab.json + merges.txt (+ added_tokens.json, tokenizer_config.json) ---- */
 
 static char *tok_path(const char *dir, const char *file) {
@@ -863,7 +979,10 @@ eng_tokenizer *eng_tokenizer_load(const char *dir, eng_error *err) {
             return tok_load_vocab_merges(dir, err);
         }
     }
-    const char *file = path ? path : dir; /* a tokenizer.json given directly */
+    size_t dn = strlen(dir);
+    if (!path && dn > 5 && strcmp(dir + dn - 5, ".gguf") == 0)
+        return eng__tokenizer_load_gguf(dir, err); /* a GGUF file carries its tokenizer */
+    const char *file = path ? path : dir;          /* a tokenizer.json given directly */
     char *text;
     size_t len;
     if (base_read_file(file, &text, &len) != BASE_OK) {

@@ -4,7 +4,7 @@
 #ifndef INFILLD_ENGINE_TOKENIZER_IMPL_H
 #define INFILLD_ENGINE_TOKENIZER_IMPL_H
 
-#include "engine.h"
+#include "engine_impl.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +56,33 @@ bool eng__json_int(const eng__json *v, int64_t *out); /* integral numbers only *
 /* Loads from the text of a tokenizer.json; name is used in messages. */
 eng_tokenizer *eng__tokenizer_from_json(const char *text, size_t len, const char *name,
                                         eng_error *err);
+
+/* GGUF token types (tokenizer.ggml.token_type). */
+enum {
+    ENG__TT_NORMAL = 1,
+    ENG__TT_UNKNOWN = 2,
+    ENG__TT_CONTROL = 3,
+    ENG__TT_USER_DEFINED = 4,
+    ENG__TT_UNUSED = 5,
+    ENG__TT_BYTE = 6,
+};
+
+/* Split regex of a llama.cpp pre-tokenizer name (tokenizer.ggml.pre), NULL
+ * when unknown; *nfc says whether the family's tokenizer.json normalises NFC. */
+const char *eng__tok_pre_regex(const char *pre, bool *nfc);
+
+/* Builds a byte-level BPE tokenizer from GGUF metadata: tokens in byte-level
+ * form (CONTROL / USER_DEFINED tokens as raw text, which become special /
+ * matchable added tokens; UNUSED ones such as the [PAD i] padding are left
+ * out), types per token (NULL = all normal), merges "a b" by rank, and the
+ * pre-tokenizer name. name is used in messages. */
+eng_tokenizer *eng__tokenizer_from_gguf(const char *name, const char *pre,
+                                        const eng__gg_str *tokens, size_t n_tokens,
+                                        const int32_t *types, const eng__gg_str *merges,
+                                        size_t n_merges, eng_error *err);
+
+/* The tokenizer of a GGUF file's metadata (engine/arch/model.c). */
+eng_tokenizer *eng__tokenizer_load_gguf(const char *path, eng_error *err);
 
 /* Appends the JSON string literal for bytes s[0..n) to b; invalid UTF-8 bytes
  * become U+FFFD (JSON cannot carry them). */

@@ -24,7 +24,8 @@ T.start(([[{
   partial = true,
   log_level = 'error',
   -- the tiny model's text rarely parses: no syntax validation, fixed seed
-  init_options = { validate = false, seed = 7, candidates = 1, steps = 8 },
+  -- and no latency budget (a loaded machine would answer null)
+  init_options = { validate = false, seed = 7, candidates = 1, steps = 8, latencyBudgetMs = 0 },
 }]]):format(bin, model and ('%q'):format(model) or 'nil'))
 
 local file = vim.fn.tempname() .. '.py'

@@ -23,7 +23,7 @@ T.start(([[{
   path = %q,
   model = %s,
   log_level = 'error',
-  init_options = { validate = false, seed = 11, candidates = 1, steps = 8 },
+  init_options = { validate = false, latencyBudgetMs = 0, seed = 11, candidates = 1, steps = 8 },
 }]]):format(bin, model and ('%q'):format(model) or 'nil'))
 T.eq(T.lua('return require("infilld").mode()'), 'native', 'setup picks native on 0.12')
 

@@ -38,7 +38,7 @@ end, 20) then
 end
 
 T.start(([[{ tcp = { host = '127.0.0.1', port = %d }, debounce_ms = 30, native = false,
-  init_options = { validate = false, seed = 5, candidates = 1 } }]]):format(port))
+  init_options = { validate = false, seed = 5, candidates = 1, latencyBudgetMs = 0 } }]]):format(port))
 T.lua('vim.cmd("edit " .. ...)', vim.fn.tempname() .. '.py')
 T.wait('local c = require("infilld").client(); return c and vim.lsp.buf_is_attached(0, c.id)', 20000,
   'attached over TCP')

@@ -103,6 +103,16 @@ eq(config.command(config.resolve({ cmd = { 'x', 'y' } })), { 'x', 'y' }, 'config
 eq(config.init_options(cfg), { model = '/m', seed = 3, partial = true, status = true },
   'config: initializationOptions')
 eq(config.defaults.keymaps.accept, '<M-l>', 'config: defaults untouched by resolve')
+-- setup({}) (README) and setup() keep every default; an empty table is no list.
+for _, user in ipairs({ {}, false }) do
+  local c = config.resolve(user or nil)
+  eq(c.path, 'infilld', 'config: setup(' .. (user and '{}' or '') .. ') keeps path')
+  eq(c.keymaps.accept, '<M-l>', 'config: setup(' .. (user and '{}' or '') .. ') keeps keymaps')
+end
+eq(config.resolve({ keymaps = {} }).keymaps.accept, '<M-l>', 'config: keymaps = {} keeps the keymaps')
+eq(config.resolve({ exclude_filetypes = {} }).exclude_filetypes, {}, 'config: an empty list replaces a list')
+eq(config.resolve({ args = { '-v' } }).args, { '-v' }, 'config: a list replaces an empty default')
+eq(config.resolve({ tcp = { port = 7 } }).tcp, { port = 7 }, 'config: a table replaces a nil default')
 
 -- native.item_rest against 0.12's vim.Range (0-based bytes, end exclusive)
 if vim.range then

@@ -47,7 +47,8 @@ const userSettings = {
   extraArgs: [],
 };
 const s = readSettings((k) => userSettings[k]);
-const init = { ...initializationOptions(s), validate: false, seed: 3, candidates: 1 };
+// No latency budget: plumbing, not speed (a loaded machine would answer null).
+const init = { ...initializationOptions(s), validate: false, seed: 3, candidates: 1, latencyBudgetMs: 0 };
 
 const proc = spawn(exe, serverArgs(s), { stdio: ['pipe', 'pipe', 'inherit'] });
 const conn = rpc.createMessageConnection(

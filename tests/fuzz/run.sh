@@ -30,12 +30,13 @@ root=$PWD
 # -runs per harness in CI mode: about 6-8 s each (measured at load 3) on the 2-core reference
 # machine (Debian 12, x86_64) while other builds ran, i.e. well under 15 s.
 # Measured rates (executions/s with the checked-in seeds): fuzz_lsp ~5,000,
-# fuzz_safetensors ~100,000, fuzz_syntax_edits ~170 (three tree layouts),
+# fuzz_safetensors ~100,000, fuzz_gguf ~80,000 (CPU time; 2026-12-01), fuzz_syntax_edits ~170 (three tree layouts),
 # fuzz_tokenizer ~50,000,
 # fuzz_tokenizer_json ~4,000. A harness missing here gets default_runs.
 declare -A runs=(
   [fuzz_lsp]=20000
   [fuzz_safetensors]=400000
+  [fuzz_gguf]=200000
   [fuzz_syntax_edits]=1500
   [fuzz_tokenizer]=200000
   [fuzz_tokenizer_json]=20000

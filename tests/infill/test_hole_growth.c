@@ -91,7 +91,8 @@ static void test_grows_to_cap(ifl_model *m) {
     CHECK(res.raw.steps_run >= 4);
     CHECK(pc.calls >= 4);
     CHECK_EQ_I(pc.restarts, 3);
-    CHECK(res.n_items >= 1);
+    /* Every candidate is answered or, rejected by the syntax check, dropped. */
+    CHECK_EQ_I(res.n_items + res.n_rejected, 1);
     ifl_doc_res_free(&res);
 
     /* max_hole caps the growth: 16 → 32 → 40. */
@@ -118,14 +119,77 @@ static void test_no_growth(ifl_model *m) {
     CHECK(!has_eos(m, &res.raw));
     ifl_doc_res_free(&res);
 
-    /* A deadline already past: one (rushed) run, no growth. */
+    /* A deadline already past: answered at once, no run and no candidate. */
     req_init(&r);
     r.deadline_ns = 1;
     CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &res), BASE_OK);
-    CHECK_EQ_I(res.runs, 1);
-    CHECK_EQ_I(res.n_hole, 16);
-    CHECK(!has_eos(m, &res.raw));
+    CHECK_EQ_I(res.runs, 0);
+    CHECK_EQ_I(res.n_items, 0);
+    CHECK(res.plan.planned && !res.plan.run);
     ifl_doc_res_free(&res);
+}
+
+/* Runs r and returns a copy of the best candidate's raw hole ids. */
+static int32_t *run_tokens(ifl_model *m, const ifl_doc_req *r, int *n, int *steps, int *runs) {
+    ifl_doc_res res;
+    CHECK_EQ_I(ifl_complete_doc(m, r, NULL, &res), BASE_OK);
+    *n = res.raw.n_tokens;
+    *steps = res.raw.steps_run;
+    *runs = res.runs;
+    int32_t *t = malloc(sizeof(int32_t) * (size_t)(*n + 1));
+    if (t && *n > 0)
+        memcpy(t, res.raw.tokens, sizeof(int32_t) * (size_t)*n);
+    ifl_doc_res_free(&res);
+    return t;
+}
+
+/* Growth by restart (the default, and always in exact mode) is bit for bit
+ * one fresh run at the final size; growth by extension keeps the first run's
+ * tokens and needs fewer steps. */
+static void test_restart_and_extend(ifl_model *m) {
+    ifl_doc_req r;
+    int n_grow, n_fixed, n_ext, n_first, steps, runs, steps_restart;
+    for (int mode = 0; mode < 2; mode++) {
+        req_init(&r);
+        r.mode = mode ? ENG_CACHE_CACHED : ENG_CACHE_EXACT;
+        int32_t *grown = run_tokens(m, &r, &n_grow, &steps_restart, &runs);
+        CHECK_EQ_I(runs, 4);
+        r.n_hole = 128; /* one run at the size the growth ended with */
+        int32_t *fixed = run_tokens(m, &r, &n_fixed, &steps, &runs);
+        CHECK_EQ_I(runs, 1);
+        CHECK_EQ_I(n_grow, 128);
+        CHECK_EQ_I(n_fixed, 128);
+        CHECK(grown && fixed && memcmp(grown, fixed, sizeof(int32_t) * 128) == 0);
+        /* Exact mode never extends: the same tokens with grow_extend. */
+        if (r.mode == ENG_CACHE_EXACT) {
+            req_init(&r);
+            r.mode = ENG_CACHE_EXACT;
+            r.grow_extend = true;
+            int32_t *ext = run_tokens(m, &r, &n_ext, &steps, &runs);
+            CHECK_EQ_I(n_ext, 128);
+            CHECK(ext && grown && memcmp(ext, grown, sizeof(int32_t) * 128) == 0);
+            CHECK_EQ_I(steps, steps_restart);
+            free(ext);
+        } else {
+            req_init(&r);
+            r.max_hole = 16; /* the first run alone */
+            int32_t *first = run_tokens(m, &r, &n_first, &steps, &runs);
+            req_init(&r);
+            r.grow_extend = true;
+            int32_t *ext = run_tokens(m, &r, &n_ext, &steps, &runs);
+            CHECK_EQ_I(runs, 4);
+            CHECK_EQ_I(n_first, 16);
+            CHECK_EQ_I(n_ext, 128);
+            CHECK(ext && first && memcmp(ext, first, sizeof(int32_t) * 16) == 0);
+            /* 4 steps per run either way here (max_steps), but each extension
+             * starts with its kept blocks done. */
+            CHECK(steps <= steps_restart);
+            free(first);
+            free(ext);
+        }
+        free(grown);
+        free(fixed);
+    }
 }
 
 static void test_eos_stops(ifl_model *m) {
@@ -169,6 +233,7 @@ int main(int argc, char **argv) {
     if (mm) {
         test_grows_to_cap(mm);
         test_no_growth(mm);
+        test_restart_and_extend(mm);
         ifl_model_close(mm);
     }
     ifl_model *me = open_model(eos);

@@ -270,6 +270,8 @@ static void test_inline(void) {
         s, "{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"textDocument/completion\",\"params\":"
            "{\"textDocument\":{\"uri\":\"file:///t.py\"},\"position\":{\"line\":0,\"character\":"
            "5}}}");
+    /* The latency budget counts from when the bytes arrived. */
+    CHECK(reqs[n_reqs - 1].received_ns > 0 && reqs[n_reqs - 1].received_ns <= base_now_ns());
     lsp_server_complete(s, tokens[n_reqs - 1], NULL, 0, BASE_ERR_RANGE, NULL);
     m = reply();
     CHECK_EQ_I(err_code(m), -32803);
@@ -281,6 +283,17 @@ static void test_inline(void) {
     lsp_server_status(s, &st);
     m = reply();
     CHECK_STR(json_string_value(json_object_get(m, "method")), "infilld/status");
+    CHECK(json_object_get(json_object_get(m, "params"), "plan") == NULL);
+    json_decref(m);
+    /* With the last request's plan: copied into the notification. */
+    json_t *plan = json_pack("{s:f, s:s}", "budgetMs", 400.0, "why", "fits");
+    st.plan = plan;
+    lsp_server_status(s, &st);
+    json_decref(plan);
+    m = reply();
+    CHECK_STR(json_string_value(
+                  json_object_get(json_object_get(json_object_get(m, "params"), "plan"), "why")),
+              "fits");
     json_decref(m);
     lsp_server_free(s);
     json_decref(lsp_test_drain(&lsp_test_out));

@@ -343,7 +343,8 @@ test('config file and precedence: initializationOptions over the file', async ()
 });
 
 // The embedded tiny model next to the binary (target tiny_model), if built.
-const TINY = REAL ? path.join(path.dirname(REAL), 'models', 'tiny-dream') : null;
+// The embedded default is the trained model (models/infilld-tiny-code, issue 13).
+const TINY = REAL ? path.join(path.dirname(REAL), 'models', 'infilld-tiny-code') : null;
 const HAVE_TINY = TINY && fs.existsSync(path.join(TINY, 'config.json'));
 
 test('the real binary serves documents and answers', { skip: !REAL }, async () => {
@@ -374,7 +375,7 @@ test('infilld doctor reports the model it would use and the backend', { skip: !H
   assert.equal(r.status, 0);
   const out = r.stdout.toString();
   assert.ok(out.includes(`model: ${TINY} (embedded default)\n`), out);
-  assert.match(out, /^model family: dream \(DreamModel\), 2 layers, hidden \d+, vocab \d+, weights [\d.]+ MiB$/m);
+  assert.match(out, /^model family: dream \(DreamModel\), 4 layers, hidden \d+, vocab \d+, weights [\d.]+ MiB$/m);
   assert.match(out, /^backend: cpu/m);
   // The kernels chosen at run time, and the CUDA devices or why none is usable.
   assert.match(out, /^cpu: (AVX-512|AVX2\+FMA|portable) kernels$/m);

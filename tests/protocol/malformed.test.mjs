@@ -156,3 +156,30 @@ test('TCP client disconnecting mid-request; other sessions keep working', async 
   d.proc.kill('SIGTERM');
   assert.equal((await d.exited).code, 0);
 });
+
+// JSON-RPC clients send "params": null, or omit params, for parameterless
+// methods; both are accepted, and exit after that shutdown ends with 0.
+for (const [what, extra] of [['null', { params: null }], ['omitted', {}], ['empty object', { params: {} }]]) {
+  test(`params ${what} on shutdown and exit: accepted, exit code 0`, async () => {
+    const c = await raw();
+    await alive(c);
+    c.w(frame({ jsonrpc: '2.0', id: 9, method: 'shutdown', ...extra }));
+    const m = await c.r.id(9);
+    assert.equal(m.error, undefined, `shutdown refused: ${JSON.stringify(m.error)}`);
+    assert.equal(m.result, null);
+    c.w(frame({ jsonrpc: '2.0', method: 'exit', ...extra }));
+    assert.equal((await c.d.exited).code, 0);
+    assert.equal(c.r.junk, false, 'stdout carried something that is not a frame');
+  });
+}
+
+test('params null where params are required: invalid params, still serving', async () => {
+  const c = await raw();
+  c.w(frame({ jsonrpc: '2.0', id: 11, method: 'textDocument/inlineCompletion', params: null }));
+  const m = await c.r.id(11);
+  assert.equal(m.error?.code, -32602);
+  c.w(frame({ jsonrpc: '2.0', method: 'initialized', params: null }));
+  c.w(frame({ jsonrpc: '2.0', method: 'textDocument/didChange', params: null }));
+  await alive(c);
+  await finish(c);
+});

@@ -166,6 +166,19 @@ static void walk(const char *dir, int depth) {
     free(names);
 }
 
+/* A corpus folder the repository or a pinned npm package provides: missing
+ * means a broken checkout (run ./bootstrap.sh), which must fail, not pass on
+ * fewer files. */
+static void walk_root(const char *dir) {
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "missing corpus folder %s\n", dir);
+        CHECK(!"corpus folder present");
+        return;
+    }
+    walk(dir, 0);
+}
+
 /* The 164 HumanEval programs, whole: prompt + canonical solution + suffix of
  * each task's first single-line problem. */
 static void humaneval(const char *path) {
@@ -210,15 +223,15 @@ int main(int argc, char **argv) {
         for (int i = 1; i < argc; i++)
             walk(argv[i], 0);
     } else {
-        walk(SEGMENTS_SOURCE_DIR "/tests/syntax/cases", 0);
+        walk_root(SEGMENTS_SOURCE_DIR "/tests/syntax/cases");
         humaneval(SEGMENTS_SOURCE_DIR
                   "/../shared/data/humaneval-infilling/HumanEval-SingleLineInfilling.jsonl.gz");
-        walk(SEGMENTS_SOURCE_DIR "/grammars/node_modules", 0);
-        walk(SEGMENTS_SOURCE_DIR "/tests/node_modules", 0);
-        walk(SEGMENTS_SOURCE_DIR "/editors/vscode/node_modules", 0);
-        walk("/usr/lib/python3.11", 0);
-        walk("/usr/share/nvim/runtime/lua", 0);
-        walk("/usr/share/doc/git/contrib", 0);
+        walk_root(SEGMENTS_SOURCE_DIR "/grammars/node_modules");
+        walk_root(SEGMENTS_SOURCE_DIR "/tests/node_modules");
+        walk_root(SEGMENTS_SOURCE_DIR "/editors/vscode/node_modules");
+        /* Python, Lua, C++, shell... copied into the repository (see
+         * tests/corpus/SOURCES.md), never files of the machine. */
+        walk_root(SEGMENTS_SOURCE_DIR "/tests/corpus");
     }
     size_t clean = 0;
     for (size_t i = 0; i < gr_language_count() && i < MAX_LANGS; i++) {

@@ -5,8 +5,9 @@
 //   DRIVER is a program that behaves like `infilld tokenize` (tok_driver).
 //
 // Checks, each over every input:
-//   1. snippets.tsv: every snippet present is read and its sha256 checked; a
-//      changed file fails the test; a missing file is skipped and reported;
+//   1. snippets.tsv: every snippet is read from the repository (tests/corpus)
+//      or a pinned npm package and its sha256 checked; a changed or missing
+//      file fails the test (inputs never come from the machine);
 //   2. ids identical to the reference for snippets, adversarial Unicode and
 //      strings that spell added tokens (special ones must stay plain text);
 //   3. decode(encode(x)) == NFC(x).
@@ -20,15 +21,15 @@ const os = require('os');
 const { execFileSync } = require('child_process');
 
 const REPO = path.resolve(__dirname, '..', '..');
-const SKIP = 77;
 
 function loadReference(tokenizerJson) {
   let Tokenizer;
   try {
     ({ Tokenizer } = require(path.join(REPO, 'tests', 'node_modules', '@anush008', 'tokenizers')));
   } catch (e) {
-    console.log('SKIP: @anush008/tokenizers is not installed (run bootstrap.sh): ' + e.message);
-    process.exit(SKIP);
+    // A missing input fails: a skip would hide a broken checkout.
+    console.log('FAIL: @anush008/tokenizers is not installed (run ./bootstrap.sh): ' + e.message);
+    process.exit(1);
   }
   // Special added tokens get contents no input contains, so the reference
   // never matches them (= encode_special_tokens); ids do not move.
@@ -52,11 +53,18 @@ function snippets(tsv) {
   for (const line of fs.readFileSync(tsv, 'utf8').split('\n')) {
     if (!line || line.startsWith('#')) continue;
     const [lang, p, off, len, sha] = line.split('\t');
-    const full = path.isAbsolute(p) ? p : path.join(REPO, p);
+    // Paths are relative to the repository; an absolute one would read a
+    // file of this machine, whose version differs between machines.
+    if (path.isAbsolute(p)) {
+      changed.push(`${p}: absolute path (inputs must come from the repository)`);
+      continue;
+    }
+    const full = path.join(REPO, p);
     if (!cache.has(full)) cache.set(full, fs.existsSync(full) ? fs.readFileSync(full) : null);
     const data = cache.get(full);
     if (!data) {
       missing++;
+      if (missing <= 5) changed.push(`${p}: missing (run ./bootstrap.sh for npm packages)`);
       continue;
     }
     const bytes = data.subarray(Number(off), Number(off) + Number(len));
@@ -136,6 +144,41 @@ function adversarial() {
   return a.map((text) => ({ kind: 'adversarial', text }));
 }
 
+// Binary-ish text: what a buffer holding a binary file, a minified bundle or
+// a terminal capture looks like once decoded, from a fixed-seed generator:
+// bytes read as Latin-1, control characters and NULs, runs of one byte,
+// random code points from every plane (no surrogates), invalid-looking
+// escape sequences.
+function binaryish() {
+  let x = 0x9e3779b9;
+  const rnd = () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 4294967296;
+  };
+  const out = [];
+  for (let i = 0; i < 60; i++) {
+    const n = 20 + Math.floor(rnd() * 1500);
+    let t = '';
+    const style = i % 4;
+    while (t.length < n) {
+      const r = rnd();
+      if (style === 0) t += String.fromCharCode(Math.floor(rnd() * 256)); // Latin-1 bytes
+      else if (style === 1) t += r < 0.3 ? String.fromCharCode(Math.floor(rnd() * 32)) : r < 0.35 ? '\u001b[' + Math.floor(rnd() * 99) + 'm' : String.fromCharCode(32 + Math.floor(rnd() * 95));
+      else if (style === 2) {
+        let cp = Math.floor(rnd() * 0x110000);
+        if (cp >= 0xd800 && cp <= 0xdfff) cp -= 0x800;
+        t += String.fromCodePoint(cp);
+      } else t += String.fromCharCode(Math.floor(rnd() * 256)).repeat(1 + Math.floor(rnd() * 40));
+    }
+    out.push({ kind: 'binary-ish', text: t });
+  }
+  return out;
+}
+
 // Every added token, alone and inside code: special ones must come out as
 // plain text (the reference cannot match them either), non-special ones as
 // the reference does.
@@ -153,8 +196,8 @@ function main() {
   const [driver, tokDir, tsv] = process.argv.slice(2);
   const tokenizerJson = path.join(tokDir, 'tokenizer.json');
   if (!fs.existsSync(tokenizerJson)) {
-    console.log(`SKIP: ${tokenizerJson} is missing (run bootstrap.sh)`);
-    process.exit(SKIP);
+    console.log(`FAIL: ${tokenizerJson} is missing (run ./bootstrap.sh)`);
+    process.exit(1);
   }
   const ref = loadReference(tokenizerJson);
   const originals = JSON.parse(fs.readFileSync(tokenizerJson, 'utf8')).added_tokens;
@@ -162,7 +205,7 @@ function main() {
   const specialIds = new Set(ref.special.map((s) => s.id));
 
   const sn = snippets(tsv);
-  const cases = [...sn.out, ...adversarial(), ...addedTokenStrings(ref.added)];
+  const cases = [...sn.out, ...adversarial(), ...binaryish(), ...addedTokenStrings(ref.added)];
 
   const input = cases.map((c) => JSON.stringify(c.text)).join('\n') + '\n';
   const ours = execFileSync(driver, ['--tokenizer', tokDir, '--jsonl'], {
@@ -299,9 +342,10 @@ async function run() {
 
   const langs = Object.keys(sn.byLang);
   console.log(`snippets: ${sn.out.length} in ${langs.length} languages (${langs.map((l) => l + ' ' + sn.byLang[l]).join(', ')})`);
-  console.log(`adversarial: ${counts.adversarial || 0}, added-token strings: ${counts['added-token'] || 0}`);
-  if (sn.missing) console.log(`REPORT: ${sn.missing} snippets skipped because their file is absent on this machine`);
-  for (const c of sn.changed.slice(0, 20)) fail(`snippet source changed (sha256 or length differs): ${c}`);
+  console.log(`adversarial: ${counts.adversarial || 0}, binary-ish: ${counts['binary-ish'] || 0}, ` +
+    `added-token strings: ${counts['added-token'] || 0}`);
+  if (sn.missing) fail(`${sn.missing} snippets have no source file`);
+  for (const c of sn.changed.slice(0, 20)) fail(`snippet source changed, missing or not in the repository: ${c}`);
   if (sn.changed.length) fail(`${sn.changed.length} snippet sources changed; regenerate with make_manifest.py`);
   if (sn.out.length < 2000) fail(`only ${sn.out.length} snippets available (need >= 2000)`);
   if (langs.length < 8) fail(`only ${langs.length} languages available (need >= 8)`);

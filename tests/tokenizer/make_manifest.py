@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """Writes snippets.tsv: source snippets for the tokenizer agreement test.
 
-Snippets are cut deterministically (fixed seed) from source files that Debian
-and npm packages install on the development machine, in many languages. Each
-line is: language, path (absolute, or relative to the repository root for
-files under tests/node_modules), byte offset, byte length, sha256 of the
-snippet bytes. Snippets start and end on UTF-8 character boundaries and are
-valid UTF-8 (Hugging Face tokenizers only takes valid strings).
+Snippets are cut deterministically (fixed seed) from files the repository
+holds (tests/corpus: copies of permissively licensed Debian files, see
+tests/corpus/SOURCES.md) and from the npm packages pinned by the lock files
+(grammars/, tests/, editors/vscode/node_modules) -- never from files of the
+machine. Each line is: language, path relative to the repository root, byte
+offset, byte length, sha256 of the snippet bytes. Snippets start and end on
+UTF-8 character boundaries and are valid UTF-8 (Hugging Face tokenizers only
+takes valid strings).
 
-Run from anywhere: /usr/bin/python3 tests/tokenizer/make_manifest.py
+Run from anywhere after ./bootstrap.sh: python3 tests/tokenizer/make_manifest.py
 """
 import glob
 import hashlib
@@ -18,21 +20,24 @@ import random
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
-# language → (glob patterns, snippets wanted)
+# language -> (glob patterns relative to the repository, snippets wanted)
 SOURCES = [
-    ("c", ["/usr/include/*.h", "/usr/include/*/*.h", "/usr/include/x86_64-linux-gnu/*/*.h"], 260),
-    ("cpp", ["/usr/include/c++/12/bits/*.h", "/usr/include/c++/12/*"], 200),
-    ("python", ["/usr/lib/python3.11/*.py", "/usr/lib/python3.11/*/*.py"], 260),
+    ("c", ["grammars/node_modules/tree-sitter/vendor/tree-sitter/lib/src/*.[ch]",
+           "grammars/node_modules/**/src/scanner.c",
+           "grammars/node_modules/**/src/tree_sitter/*.h"], 260),
+    ("cpp", ["tests/corpus/cpp/**/*.hpp", "grammars/node_modules/tree-sitter/src/*.cc",
+             "grammars/node_modules/tree-sitter/src/*.h"], 200),
+    ("python", ["tests/corpus/python/**/*.py", "editors/vscode/node_modules/flatted/python/*.py"], 260),
     ("javascript", ["tests/node_modules/**/*.js"], 220),
     ("typescript", ["tests/node_modules/**/*.d.ts"], 160),
-    ("shell", ["/usr/bin/*", "/etc/init.d/*", "/etc/profile.d/*.sh", "/usr/share/debconf/*.sh"], 200),
-    ("perl", ["/usr/share/perl/5.36/*.pm", "/usr/share/perl/5.36/*/*.pm", "/usr/share/perl5/**/*.pm"], 200),
-    ("lua", ["/usr/share/nvim/runtime/lua/**/*.lua"], 200),
-    ("vim", ["/usr/share/nvim/runtime/**/*.vim"], 200),
-    ("cmake", ["/usr/share/cmake-3.25/Modules/*.cmake"], 150),
+    ("shell", ["tests/corpus/shell/**/*.sh"], 200),
+    ("perl", ["tests/corpus/perl/**/*.pm"], 200),
+    ("lua", ["tests/corpus/lua/**/*.lua"], 200),
+    ("vim", ["tests/corpus/vim/**/*.vim"], 200),
+    ("cmake", ["tests/corpus/cmake/**/*.cmake"], 150),
     ("rust", ["tests/node_modules/@anush008/tokenizers/src/*.rs"], 60),
-    ("go", ["/usr/share/doc/git/contrib/**/*.go"], 40),
-    ("text", ["/usr/share/nvim/runtime/doc/*.txt"], 160),
+    ("go", ["editors/vscode/node_modules/flatted/golang/**/*.go"], 40),
+    ("text", ["tests/corpus/text/**/*.txt"], 160),
 ]
 
 
@@ -48,7 +53,7 @@ def is_shell(path):
 def candidates(lang, patterns):
     files = set()
     for pat in patterns:
-        full = pat if pat.startswith("/") else os.path.join(REPO, pat)
+        full = os.path.join(REPO, pat)
         for p in glob.glob(full, recursive=True):
             if not os.path.isfile(p) or os.path.islink(p):
                 continue
@@ -56,9 +61,6 @@ def candidates(lang, patterns):
                 continue
             if lang == "javascript" and p.endswith(".d.ts"):
                 continue
-            if lang == "cpp" and "." in os.path.basename(p):
-                if not p.endswith(".h"):
-                    continue
             size = os.path.getsize(p)
             if size < 200 or size > 4_000_000:
                 continue
@@ -92,8 +94,7 @@ def main():
     for lang, patterns, count in SOURCES:
         files = candidates(lang, patterns)
         if not files:
-            print(f"warning: no {lang} files")
-            continue
+            raise SystemExit(f"no {lang} files: run ./bootstrap.sh (npm packages) first")
         rng.shuffle(files)
         per_file = max(1, count // min(len(files), count) )
         got, fi = 0, 0
@@ -108,7 +109,7 @@ def main():
                     continue
                 off, ln = c
                 sha = hashlib.sha256(data[off : off + ln]).hexdigest()
-                shown = os.path.relpath(path, REPO) if path.startswith(REPO + "/") else path
+                shown = os.path.relpath(path, REPO)
                 rows.append((lang, shown, off, ln, sha))
                 got += 1
                 if got >= count:

@@ -180,6 +180,10 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     },
   };
   client = new LanguageClient('infilld', 'infilld', serverOptions, clientOptions);
+  // vscode-languageclient 10 ships LSP 3.18 inline completion as a proposed
+  // feature: without this the initialize request carries no
+  // textDocument.inlineCompletion capability and no ghost text ever appears.
+  client.registerProposedFeatures();
   context.subscriptions.push(
     client.onNotification('infilld/status', (p: StatusParams) => {
       lastStatus = p;
@@ -187,6 +191,9 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     }),
     client.onNotification('infilld/partial', (p: PartialParams) => updateStatus(formatPartial(p))),
   );
+  // vscode-languageclient 10 offers textDocument.inlineCompletion only
+  // through its proposed features; without them no ghost text ever appears.
+  client.registerProposedFeatures();
   try {
     await client.start();
   } catch (e) {

@@ -60,7 +60,7 @@ infilld.setup({
   debounce_ms = 100,
   native = false,
   log_level = 'error',
-  init_options = { validate = false, seed = 7, candidates = 1, steps = 8 },
+  init_options = { validate = false, latencyBudgetMs = 0, seed = 7, candidates = 1, steps = 8 },
 })
 EOF
 

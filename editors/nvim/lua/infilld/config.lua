@@ -59,12 +59,19 @@ local function is_list(t)
   return n == #t and (n > 0 or next(t) == nil)
 end
 
--- Deep merge: tables merge key by key, lists and scalars replace.
+-- A table with at least one key that is not a list. An empty table is both a
+-- list and a dict, so it cannot decide alone; the side it merges into does.
+local function is_dict(t)
+  return type(t) == 'table' and next(t) ~= nil and not is_list(t)
+end
+
+-- Deep merge: dicts merge key by key (an empty `over` such as setup({})
+-- keeps every default), lists and scalars replace.
 local function merge(base, over)
-  if type(over) ~= 'table' or is_list(over) or type(base) ~= 'table' or is_list(base) then
-    if over == nil then
-      return base
-    end
+  if over == nil then
+    return base
+  end
+  if not is_dict(base) or type(over) ~= 'table' or (next(over) ~= nil and is_list(over)) then
     return over
   end
   local out = {}

@@ -26,6 +26,13 @@ function M.check()
 
   h.start('infilld: editor')
   h.ok(('Neovim %d.%d.%d'):format(v.major, v.minor, v.patch))
+  if not infilld.is_setup() then
+    -- The rendering mode and the daemon command are only decided by setup().
+    h.warn("require('infilld').setup() has not run", {
+      "call require('infilld').setup({}) from init.lua (see :help infilld)",
+    })
+    return
+  end
   local mode = infilld.mode()
   if mode == 'native' then
     h.ok('rendering: Neovim\'s vim.lsp.inline_completion (0.12+); set native = false for word/line accept and partials')

@@ -962,6 +962,11 @@ function M.setup(user)
   M.attach(api.nvim_get_current_buf())
 end
 
+-- Whether setup() has run (health reports no mode before it).
+function M.is_setup()
+  return did_setup
+end
+
 -- Which rendering path is active: 'native' | 'inline' | 'overlay'.
 function M.mode()
   if use_native then

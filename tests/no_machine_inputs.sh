@@ -1,0 +1,18 @@
+#!/bin/sh
+# Tests read only what the repository holds or a pinned package brings, never
+# files of the machine (their versions differ between machines). Executables
+# named by absolute path (/usr/bin/env, python3, node, nvim...) are fine.
+set -eu
+cd "$(dirname "$0")/.."
+if ! git rev-parse --git-dir >/dev/null 2>&1; then
+  echo "FAIL: not a git checkout (this check lists tracked files)"
+  exit 1
+fi
+hits=$(git grep -nE '/usr/(share|lib|include|bin)/' -- tests ':!tests/no_machine_inputs.sh' |
+  grep -vE '/usr/bin/(env|python3|perl|node|nvim|tmux|sh|bash)\b' || true)
+if [ -n "$hits" ]; then
+  echo "FAIL: tests refer to files of the machine:"
+  echo "$hits"
+  exit 1
+fi
+echo "ok   no test refers to a file of the machine"

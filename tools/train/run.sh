@@ -1,0 +1,31 @@
+#!/bin/sh
+# The background training run of the shipped default model, as it was started:
+#   tools/train/run.sh            start (CACHE/run must not hold a resume.pt)
+#   tools/train/run.sh --resume   continue from CACHE/run/resume.pt
+# CACHE is $INFILLD_TRAIN_CACHE or /work/cache/train and must hold corpus/train.jsonl
+# (fetch.py --locked, then corpus.py) and tok/tokenizer.json (bpe.py train, below).
+# History of the shipped run: steps 0-231 had --batch 8 --steps 1500 --decay 0.3 and
+# --max-pads 40 (the default); 231-329 --batch 16 --steps 5000 --decay 0.25; from 329 on
+# also --max-pads 16 (the step-321 export answered EOS everywhere).
+# The PID goes to CACHE/train.pid; kill -TERM saves and exits, kill -STOP/-CONT pause.
+set -e
+HERE=$(cd "$(dirname "$0")" && pwd)
+CACHE=${INFILLD_TRAIN_CACHE:-/work/cache/train}
+cd "$CACHE"
+if [ ! -f tok/tokenizer.json ]; then
+  mkdir -p tok
+  /usr/bin/python3 "$HERE/bpe.py" train --corpus corpus/train.jsonl --vocab 8192 \
+    --max-mb 24 --seed 0 --out tok/tokenizer.json
+fi
+if [ -f train.pid ] && kill -0 "$(cat train.pid)" 2>/dev/null; then
+  echo "train: pid $(cat train.pid) is still running (kill -TERM it and wait for it to exit)" >&2
+  exit 1
+fi
+mkdir -p run
+nohup nice -n 10 /usr/bin/python3 "$HERE/train.py" \
+  --tokenizer tok/tokenizer.json --corpus corpus/train.jsonl --out run \
+  --hidden 192 --layers 4 --heads 3 --kv-heads 1 --ffn 512 --seq-len 256 \
+  --batch 16 --lr 2e-3 --warmup 50 --steps 5000 --decay 0.25 --ema 0.99 \
+  --max-pads 16 --ckpt-min 4 --log-every 5 --threads 2 "$@" >> run/stdout.log 2>&1 &
+echo $! > train.pid
+echo "train: pid $(cat train.pid), log $CACHE/run/log.tsv"

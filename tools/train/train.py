@@ -1,0 +1,360 @@
+#!/usr/bin/python3
+"""Masked-diffusion training of the default model (issue 13 §2).
+
+  train.py --tokenizer tokenizer.json --corpus CACHE/corpus/train.jsonl --out RUNDIR
+           [--resume] [--threads 2] [--steps N] [model and batch options]
+
+Objective, per sequence (mixed by --p-infill):
+  infill  an editor-shaped request: a cursor drawn in a file (end of a typed line, inside
+          a line, a blank line in a block, the line after a comment), a middle of one line,
+          several lines or a few tokens; prefix, middle and suffix tokenized separately
+          (as the pipeline does, so no merge crosses the hole), the prefix cut to 3/4 and
+          the suffix to 1/4 of the context left; 0..--max-pads EOS pads appended to the
+          middle (MODELS.md §2.2/2.3: a hole bigger than its middle ends in EOS); layout
+          [<|beginoftext|>] prefix middle+pads suffix [<|endoftext|>]. The hole's tokens
+          are masked with probability t, t ~ stratified U(0,1), at least one.
+  mdm     plain masked diffusion over a window of a file: every token masked with
+          probability t.
+Loss: cross-entropy on masked tokens, weighted 1/t, averaged over each sequence's
+maskable length (the MDM ELBO), with Dream's logit shift (row i-1 predicts token i, so
+only the rows that predict a masked token go through the LM head).
+
+Every --ckpt-min minutes, and on SIGTERM, RUNDIR/resume.pt is overwritten (weights,
+EMA weights, AdamW state, step, RNG, all float tensors in BF16) and RUNDIR/log.tsv gets
+one line per --log-every steps: step, tokens seen, loss, lr, seconds. --resume continues
+from resume.pt. kill -STOP/-CONT pause it.
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import signal
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bpe  # noqa: E402
+from model import Config, DreamLM, count_params  # noqa: E402
+
+LANG_WEIGHTS = {"python": 0.25, "c": 0.2, "javascript": 0.15, "typescript": 0.05, "go": 0.2,
+                "lua": 0.15}
+
+
+class Specials:
+    def __init__(self, tok):
+        ids = {a["content"]: a["id"] for a in tok["added_tokens"]}
+        self.eos = ids["<|endoftext|>"]
+        self.bos = ids["<|beginoftext|>"]
+        self.mask = ids["<|mask|>"]
+
+
+def load_corpus(path, max_mb_per_lang, seed):
+    by_lang = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            by_lang.setdefault(r["lang"], []).append(r["text"])
+    rng = random.Random(seed)
+    out = {}
+    for lang, texts in sorted(by_lang.items()):
+        rng.shuffle(texts)
+        keep, n = [], 0
+        for t in texts:
+            if n > max_mb_per_lang * 1e6:
+                break
+            keep.append(t)
+            n += len(t)
+        out[lang] = keep
+    return out
+
+
+# ---- examples ------------------------------------------------------------------------
+
+def line_bounds(text, pos):
+    s = text.rfind("\n", 0, pos) + 1
+    e = text.find("\n", pos)
+    return s, (len(text) if e < 0 else e)
+
+
+def pick_span(text, rng):
+    """(cursor, end) character offsets of a middle, drawn like editor requests."""
+    n = len(text)
+    for _ in range(20):
+        pos = rng.randrange(n)
+        ls, le = line_bounds(text, pos)
+        line = text[ls:le]
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        kind = rng.random()
+        if kind < 0.35:  # end of a typed line: the rest of the line is the middle
+            c = rng.randint(ls + indent, le)
+            e = le
+        elif kind < 0.55:  # inside a line: a few tokens, the rest stays in the suffix
+            c = rng.randint(ls + indent, le)
+            e = min(le, c + rng.randint(3, 40))
+        elif kind < 0.85:  # whole lines from a line start (blank line / after a comment)
+            c = ls + indent if rng.random() < 0.7 else ls
+            k = 1 if rng.random() < 0.5 else rng.randint(2, 8)
+            e = le
+            for _ in range(k - 1):
+                nx = text.find("\n", e + 1)
+                if nx < 0:
+                    break
+                e = nx
+        else:  # any span
+            c = rng.randrange(n)
+            e = min(n, c + rng.randint(1, 200))
+        if text[c:e].strip():
+            return c, e
+    c = rng.randrange(n)
+    return c, min(n, c + 20)
+
+
+class Sampler:
+    def __init__(self, corpus, enc, sp, args, seed):
+        self.corpus = corpus
+        self.langs = [l for l in LANG_WEIGHTS if corpus.get(l)]
+        self.weights = [LANG_WEIGHTS[l] for l in self.langs]
+        self.enc, self.sp, self.args = enc, sp, args
+        self.rng = random.Random(seed)
+
+    def text(self):
+        lang = self.rng.choices(self.langs, self.weights)[0]
+        return self.rng.choice(self.corpus[lang])
+
+    def infill(self):
+        a, sp, rng = self.args, self.sp, self.rng
+        text = self.text()
+        c, e = pick_span(text, rng)
+        mid = self.enc.encode(text[c:e])[: a.max_middle]
+        if not mid:
+            mid = [sp.eos]
+        pads = rng.randint(0, a.max_pads) if rng.random() < 0.85 else 0
+        hole = mid + [sp.eos] * pads
+        room = a.seq_len - 2 - len(hole)
+        kp, ks = room - room // 4, room // 4
+        # Enough characters for the token budget (about 2.5 chars a token, some slack).
+        pre = self.enc.encode(text[max(0, c - kp * 6):c])
+        suf = self.enc.encode(text[e:e + ks * 6])
+        if len(suf) < ks:
+            kp += ks - len(suf)
+            ks = len(suf)
+        if len(pre) < kp:
+            ks = min(len(suf), ks + kp - len(pre))
+            kp = len(pre)
+        pre = pre[len(pre) - kp:] if kp > 0 else []
+        suf = suf[:ks]
+        ids = [sp.bos] + pre + hole + suf + [sp.eos]
+        start = 1 + len(pre)
+        return ids, start, start + len(hole)
+
+    def mdm(self):
+        a, sp, rng = self.args, self.sp, self.rng
+        text = self.text()
+        s = rng.randrange(max(1, len(text) - 200)) if rng.random() < 0.7 else 0
+        ids = self.enc.encode(text[s:s + a.seq_len * 6])[: a.seq_len - 2]
+        return [sp.bos] + ids + [sp.eos], 1, 1 + len(ids)
+
+    def batch(self, n):
+        """ids, valid, masked ids, mask, weights: [n, L] tensors."""
+        exs = [self.infill() if self.rng.random() < self.args.p_infill else self.mdm()
+               for _ in range(n)]
+        L = max(len(x[0]) for x in exs)
+        ids = torch.full((n, L), self.sp.eos, dtype=torch.long)
+        valid = torch.zeros((n, L), dtype=torch.bool)
+        mask = torch.zeros((n, L), dtype=torch.bool)
+        weight = torch.zeros((n, L))
+        u = self.rng.random()
+        for b, (x, s, e) in enumerate(exs):
+            ids[b, :len(x)] = torch.tensor(x)
+            valid[b, :len(x)] = True
+            t = (b + u) / n  # stratified t over the batch
+            t = (1 - 1e-3) * t + 1e-3
+            m = torch.rand(e - s, generator=None) < t
+            if not m.any():
+                m[self.rng.randrange(e - s)] = True
+            mask[b, s:e] = m
+            weight[b, s:e] = m.float() / (t * (e - s))
+        perm = torch.randperm(n)
+        ids, valid, mask, weight = ids[perm], valid[perm], mask[perm], weight[perm]
+        noisy = ids.masked_fill(mask, self.sp.mask)
+        return ids, valid, noisy, mask, weight
+
+
+def loss_fn(model, ids, valid, noisy, mask, weight):
+    h = model.hidden(noisy, valid)
+    # Dream's shift: token i is predicted from row i - 1; position 0 is never masked.
+    bi, ti = mask.nonzero(as_tuple=True)
+    logits = model.lm_head(h[bi, ti - 1])
+    ce = torch.nn.functional.cross_entropy(logits.float(), ids[bi, ti], reduction="none")
+    return (ce * weight[bi, ti]).sum() / ids.shape[0], int(valid.sum())
+
+
+# ---- checkpoints --------------------------------------------------------------------
+
+def to_bf16(obj):
+    if torch.is_tensor(obj):
+        return obj.to(torch.bfloat16) if obj.is_floating_point() else obj
+    if isinstance(obj, dict):
+        return {k: to_bf16(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_bf16(v) for v in obj)
+    return obj
+
+
+def save(path, model, ema, opt, state):
+    tmp = path + ".tmp"
+    torch.save({"config": model.cfg.to_dict(), "model": to_bf16(model.state_dict()),
+                "ema": to_bf16(ema), "opt": to_bf16(opt.state_dict()), "state": state}, tmp)
+    os.replace(tmp, path)
+
+
+def lr_at(step, a):
+    if step < a.warmup:
+        return a.lr * (step + 1) / a.warmup
+    # Constant, then a cosine decay over the last --decay fraction of --steps.
+    d0 = a.steps * (1 - a.decay)
+    if step < d0:
+        return a.lr
+    p = min(1.0, (step - d0) / max(1, a.steps - d0))
+    return a.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * p)))
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description="Masked-diffusion training (Dream layout)")
+    p.add_argument("--tokenizer", required=True)
+    p.add_argument("--corpus", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--kv-heads", type=int, default=2)
+    p.add_argument("--ffn", type=int, default=704)
+    p.add_argument("--seq-len", type=int, default=512)
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--steps", type=int, default=20000)
+    p.add_argument("--decay", type=float, default=0.2)
+    p.add_argument("--ema", type=float, default=0.998)
+    p.add_argument("--p-infill", type=float, default=0.7)
+    p.add_argument("--max-middle", type=int, default=64)
+    p.add_argument("--max-pads", type=int, default=40)
+    p.add_argument("--max-mb-per-lang", type=float, default=12.0)
+    p.add_argument("--ckpt-min", type=float, default=5.0)
+    p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--bench", type=int, default=0, help="time N steps, print tokens/s, exit")
+    a = p.parse_args(argv)
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    os.makedirs(a.out, exist_ok=True)
+    with open(a.tokenizer, encoding="utf-8") as f:
+        tok = json.load(f)
+    enc, sp = bpe.Encoder(tok), Specials(tok)
+    vocab = len(tok["model"]["vocab"]) + len(tok["added_tokens"])
+    ckpt_path = os.path.join(a.out, "resume.pt")
+    ck = torch.load(ckpt_path) if a.resume else None
+    if ck:
+        cfg = Config(**ck["config"])
+    else:
+        cfg = Config(vocab_size=vocab, hidden_size=a.hidden, num_hidden_layers=a.layers,
+                     num_attention_heads=a.heads, num_key_value_heads=a.kv_heads,
+                     intermediate_size=a.ffn, max_position_embeddings=a.seq_len)
+    model = DreamLM(cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.98), weight_decay=0.05)
+    state = {"step": 0, "tokens": 0, "seconds": 0.0}
+    if ck:
+        model.load_state_dict({k: v.float() for k, v in ck["model"].items()})
+        osd = ck["opt"]
+        for s in osd["state"].values():
+            for k, v in list(s.items()):
+                if torch.is_tensor(v) and v.is_floating_point():
+                    s[k] = v.float()
+        opt.load_state_dict(osd)
+        state = ck["state"]
+        ema = {k: v.float() for k, v in ck["ema"].items()}
+    else:
+        ema = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    print("train: %d parameters (%d without embeddings), config %s" %
+          (count_params(model), count_params(model) - 2 * cfg.vocab_size * cfg.hidden_size,
+           cfg.to_dict()), flush=True)
+    corpus = load_corpus(a.corpus, a.max_mb_per_lang, a.seed)
+    print("train: corpus %s" % {k: (len(v), sum(map(len, v))) for k, v in corpus.items()},
+          flush=True)
+    sampler = Sampler(corpus, enc, sp, a, a.seed * 1000003 + state["step"])
+    if ck and "rng" in ck["state"]:
+        torch.set_rng_state(ck["state"]["rng"])
+
+    stop = {"flag": False}
+
+    def on_term(signum, frame):
+        stop["flag"] = True
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    log = open(os.path.join(a.out, "log.tsv"), "a", encoding="utf-8")
+    last_ck = time.time()
+    t0 = time.time()
+    acc_loss, acc_n = 0.0, 0
+    bench_tok, bench_t = 0, None
+    while state["step"] < a.steps and not stop["flag"]:
+        step = state["step"]
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, a)
+        ts = time.time()
+        batch = sampler.batch(a.batch)
+        loss, ntok = loss_fn(model, *batch)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        with torch.no_grad():
+            for k, v in model.state_dict().items():
+                ema[k].mul_(a.ema).add_(v.float(), alpha=1 - a.ema)
+        dt = time.time() - ts
+        state["step"] += 1
+        state["tokens"] += ntok
+        state["seconds"] += dt
+        acc_loss += float(loss)
+        acc_n += 1
+        if a.bench:
+            if step == 2:
+                bench_t, bench_tok = time.time(), 0
+            elif step > 2:
+                bench_tok += ntok
+            if step >= a.bench + 2:
+                el = time.time() - bench_t
+                print("bench: %.0f tokens/s, %.2f s/step, batch %d, loss %.3f" %
+                      (bench_tok / el, el / (step - 2), a.batch, float(loss)))
+                return 0
+            continue
+        if state["step"] % a.log_every == 0:
+            log.write("%d\t%d\t%.4f\t%.2e\t%.0f\n" % (state["step"], state["tokens"],
+                                                     acc_loss / acc_n, lr_at(step, a),
+                                                     state["seconds"]))
+            log.flush()
+            acc_loss, acc_n = 0.0, 0
+        if time.time() - last_ck > a.ckpt_min * 60:
+            state["rng"] = torch.get_rng_state()
+            save(ckpt_path, model, ema, opt, state)
+            last_ck = time.time()
+    state["rng"] = torch.get_rng_state()
+    if not a.bench:
+        save(ckpt_path, model, ema, opt, state)
+    print("train: stopped at step %d after %.0f s" % (state["step"], time.time() - t0),
+          flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
