@@ -9,6 +9,7 @@ cd "$(dirname "$0")"
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libjansson-dev libuv1-dev libpcre2-dev libutf8proc-dev libopenblas-dev zlib1g-dev
+  libcurl4-openssl-dev
   python3 python3-numpy python3-regex python3-torch
   clang clang-format libclang-rt-14-dev valgrind
   neovim netcat-openbsd

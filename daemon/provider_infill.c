@@ -8,6 +8,7 @@
  * runs the model. */
 #include "infill.h"
 #include "provider.h"
+#include "source.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -72,6 +73,8 @@ typedef struct dmn__prov {
     dmn__sess *closed;
     char *model_dir;
     char *device;
+    char *source_sig;   /* the remote "source" setting in use (JSON), NULL: local */
+    char *source_error; /* why that setting is unusable: every request's error */
     char state[16];
     char backend[16]; /* device actually in use, from the worker */
     double last_latency_ms;
@@ -270,7 +273,9 @@ static void dmn__handle_done(dmn__prov *p, ifl_job *job) {
             /* No model loaded: an empty answer, not an error. */
             lsp_server_complete(e->srv, e->token, NULL, 0, BASE_OK, NULL);
         } else {
-            lsp_server_complete(e->srv, e->token, NULL, 0, job->status, NULL);
+            /* A remote source says why (HTTP status, ...; never the key). */
+            lsp_server_complete(e->srv, e->token, NULL, 0, job->status,
+                                job->res.error[0] ? job->res.error : NULL);
         }
     }
     dmn__pending_free(e);
@@ -409,6 +414,12 @@ static bool dmn__refuse(dmn__prov *p, lsp_server *srv, const lsp_completion_req 
 
 static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *req) {
     dmn__prov *p = ud;
+    if (p->source_error) {
+        /* Shown at configuration time too, but a session that configured it
+         * in initialize had no window yet: the answer says it as well. */
+        lsp_server_complete(srv, req->token, NULL, 0, BASE_ERR_INVALID, p->source_error);
+        return;
+    }
     if (!p->worker || strcmp(p->state, "none") == 0) {
         lsp_server_complete(srv, req->token, NULL, 0, BASE_OK, NULL);
         return;
@@ -525,6 +536,23 @@ static void dmn__session_close(void *ud, lsp_server *srv) {
 }
 
 static void dmn__set_model(dmn__prov *p, const char *dir, const char *device) {
+    if (p->source_sig) {
+        /* Back from a remote source to a local model: always reload. */
+        free(p->source_sig);
+        p->source_sig = NULL;
+        free(p->source_error);
+        p->source_error = NULL;
+        free(p->model_dir);
+        p->model_dir = NULL;
+        free(p->device);
+        p->device = NULL;
+        if (!dir) {
+            ifl_worker_load(p->worker, NULL);
+            snprintf(p->state, sizeof p->state, "none");
+            dmn__send_status(p);
+            return;
+        }
+    }
     bool same_dir = (!dir && !p->model_dir) || (dir && p->model_dir && !strcmp(dir, p->model_dir));
     bool same_dev = (!device && !p->device) || (device && p->device && !strcmp(device, p->device));
     if (same_dir && same_dev)
@@ -559,6 +587,29 @@ static const char *dmn__family_name(eng_family f) {
 }
 
 void dmn_provider_doctor(const json_t *settings, FILE *f) {
+    ifl_remote_cfg rc;
+    char rerr[512];
+    base_status rs =
+        ifl_remote_cfg_parse(json_object_get(settings, "source"), &rc, rerr, sizeof rerr);
+    if (rs != BASE_ERR_NOT_FOUND) {
+        if (rs != BASE_OK) {
+            fprintf(f, "source: remote (invalid: %s)\nbackend: none\n", rerr);
+            return;
+        }
+        fprintf(f, "source: remote, api %s, url %s, model %s, key from %s\n",
+                ifl_remote_api_name(rc.api), rc.url, rc.model ? rc.model : "(none)", rc.key_from);
+        ifl_remote *r = ifl_remote_new(&rc);
+        if (!r) {
+            fprintf(f, "remote: out of memory\n");
+            return;
+        }
+        char msg[512];
+        base_status st = ifl_remote_probe(r, msg, sizeof msg);
+        fprintf(f, "remote: %s%s\nbackend: %s\n", st == BASE_OK ? "ok: " : "FAILED: ", msg,
+                st == BASE_OK ? "remote" : "none");
+        ifl_remote_free(r);
+        return;
+    }
     char def[4096];
     const char *dir = dmn_provider_model_dir(settings, def, sizeof def);
     if (!dir) {
@@ -593,6 +644,56 @@ void dmn_provider_doctor(const json_t *settings, FILE *f) {
             in->gguf && in->family == ENG_FAMILY_LLADA ? " + Q/K rows un-permuted" : "",
             eng_model_device_desc(m));
     eng_model_free(m);
+}
+
+/* A "source": {"kind": "remote", ...} setting replaces the model. Returns
+ * true when it does (or is invalid: then nothing is loaded and the error is
+ * shown). The setting is compared as JSON so an unchanged one reconnects
+ * nothing. */
+static bool dmn__configure_remote(dmn__prov *p, const json_t *settings) {
+    const json_t *src = json_object_get(settings, "source");
+    ifl_remote_cfg rc;
+    char err[512];
+    base_status st = ifl_remote_cfg_parse(src, &rc, err, sizeof err);
+    if (st == BASE_ERR_NOT_FOUND)
+        return false;
+    char *sig = json_dumps(src, JSON_COMPACT | JSON_SORT_KEYS);
+    if (sig && p->source_sig && strcmp(sig, p->source_sig) == 0) {
+        free(sig);
+        ifl_remote_cfg_free(&rc);
+        return true;
+    }
+    free(p->source_sig);
+    p->source_sig = sig;
+    free(p->source_error);
+    p->source_error = NULL;
+    free(p->model_dir);
+    free(p->device);
+    p->device = NULL;
+    p->model_dir = NULL;
+    if (st != BASE_OK) {
+        char msg[640];
+        snprintf(msg, sizeof msg, "infilld: remote source: %s", err);
+        p->source_error = strdup(msg);
+        dmn_host_show_message(p->host, LSP_MSG_ERROR, msg);
+        BASE_LOGE("dmn", "%s", msg);
+        ifl_worker_load(p->worker, NULL);
+        snprintf(p->state, sizeof p->state, "error");
+        dmn__send_status(p);
+        return true;
+    }
+    /* The status names the server, never the key. */
+    size_t n = strlen(rc.url) + (rc.model ? strlen(rc.model) : 0) + 4;
+    p->model_dir = malloc(n);
+    if (p->model_dir)
+        snprintf(p->model_dir, n, "%s%s%s", rc.model ? rc.model : "", rc.model ? " @ " : "",
+                 rc.url);
+    BASE_LOGI("dmn", "remote source: %s %s (key from %s)", ifl_remote_api_name(rc.api), rc.url,
+              rc.key_from);
+    ifl_worker_load_remote(p->worker, &rc);
+    snprintf(p->state, sizeof p->state, "loading");
+    dmn__send_status(p);
+    return true;
 }
 
 int dmn_latency_budget_ms(const json_t *settings, bool invoked) {
@@ -633,6 +734,8 @@ json_t *dmn_plan_json(const ifl_doc_res *res, double latency_ms) {
  * `infilld complete`. */
 static base_status dmn__configure(void *ud, const json_t *settings) {
     dmn__prov *p = ud;
+    if (dmn__configure_remote(p, settings))
+        return BASE_OK;
     char def[4096];
     const char *dir = dmn_provider_model_dir(settings, def, sizeof def);
     const char *dev = json_string_value(json_object_get(settings, "device"));
@@ -730,6 +833,9 @@ void dmn_provider_free(lsp_provider_i *iface) {
     p->tcache = NULL;
     free(p->model_dir);
     free(p->device);
+    free(p->source_sig);
+    free(p->source_error);
+    p->source_sig = p->source_error = NULL;
     p->model_dir = p->device = NULL;
     json_decref(p->last_plan);
     p->last_plan = NULL;

@@ -232,6 +232,9 @@ typedef struct ifl_doc_res {
      * first and the last run's hole size, and the most it could grow to. */
     int runs;
     int n_hole_first, n_hole, n_hole_cap;
+    /* Why the source failed, one line, when it says more than the status
+     * (a remote server's HTTP status, ...); empty otherwise. */
+    char error[256];
 } ifl_doc_res;
 
 /* Span → diffusion → post-processing. The hole starts at the span's budget and

@@ -2,6 +2,7 @@
  * the document pipeline (span → prompt → diffusion → post-process → rank). */
 #define _POSIX_C_SOURCE 200809L
 #include "infill.h"
+#include "source.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -579,50 +580,21 @@ static void ifl__plan_in(const ifl_model *m, const ifl_text_req *tr, int n, int 
     in->exact = tr->params.mode == ENG_CACHE_EXACT || a == ENG_ALG_DREAMON;
 }
 
-base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile int *cancel,
-                             ifl_doc_res *out) {
-    memset(out, 0, sizeof *out);
-    if (!r->text || r->cursor > r->len || r->sel_end > r->len || r->sel_start > r->sel_end)
-        return BASE_ERR_RANGE;
-    uint64_t t0 = base_now_ns();
-    /* The budget counts from when the daemon received the request. */
-    uint64_t deadline = r->deadline_ns;
-    if (r->time_budget_ms > 0) {
-        uint64_t d =
-            (r->received_ns ? r->received_ns : t0) + (uint64_t)r->time_budget_ms * 1000000u;
-        if (!deadline || d < deadline)
-            deadline = d;
-    }
-    bool sel = r->sel_end > r->sel_start;
-    base_status located = r->span_status;
-    if (r->has_span)
-        out->span = r->span;
-    else
-        located = ifl_syntax_locate_text(r->language, r->text, r->len, r->cursor,
-                                         sel ? r->sel_start : r->cursor,
-                                         sel ? r->sel_end : r->cursor, &out->span);
-    out->syntax = ifl_doc_span(r, located, &out->span);
-    double span_ms = base_ms_since(t0);
-    ifl_span *sp = &out->span;
-    if (sp->hole_start > sp->hole_end || sp->hole_end > r->len)
-        return BASE_ERR_RANGE;
-    /* The first run's hole and the largest it may grow to; a size the
-     * request fixes never changes. */
-    int n = sp->n_tokens > 0 ? sp->n_tokens : 16;
-    int cap = BASE_MAX(sp->n_max, n);
-    if (r->max_hole > 0) {
-        n = BASE_MIN(n, r->max_hole);
-        cap = BASE_MIN(cap, r->max_hole);
-    }
-    if (r->n_hole > 0)
-        n = cap = r->n_hole;
-
+/* The local source: main's engine run, planned from the cost model when the
+ * request has a deadline, with hole growth. */
+static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
+                                      const volatile int *cancel, ifl_doc_res *out) {
+    ifl_model *m = self;
+    const ifl_doc_req *r = sr->doc;
+    uint64_t deadline = sr->deadline_ns;
+    double budget_ms = sr->budget_ms;
+    int n = sr->n_hole, cap = sr->n_hole_cap;
     ifl_text_req tr;
     memset(&tr, 0, sizeof tr);
-    tr.prefix = r->text;
-    tr.prefix_len = sp->hole_start;
-    tr.suffix = r->text + sp->hole_end;
-    tr.suffix_len = r->len - sp->hole_end;
+    tr.prefix = sr->prefix;
+    tr.prefix_len = sr->prefix_len;
+    tr.suffix = sr->suffix;
+    tr.suffix_len = sr->suffix_len;
     eng_diff_params_default(&tr.params);
     tr.params.alg = r->alg;
     tr.params.steps = r->steps;
@@ -637,11 +609,6 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
         tr.params.temperature = 0.6f; /* distinct candidates need noise */
     tr.partial = r->partial;
     tr.partial_ud = r->partial_ud;
-    out->n_hole_first = n;
-    out->n_hole_cap = cap;
-    double budget_ms = deadline ? (double)(deadline - BASE_MIN(deadline, t0)) / 1e6 : 0.0;
-    if (r->time_budget_ms > 0)
-        budget_ms = r->time_budget_ms;
     ifl_plan_in pin;
     base_status st = BASE_OK;
     int n_ctx = 0; /* prefix + suffix tokens before any cut: what the planner sizes */
@@ -691,10 +658,8 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
             st = BASE_OK; /* the canvas holds no larger hole: keep the last run */
             break;
         }
-        if (st != BASE_OK) {
-            ifl_text_res_free(&out->raw);
-            return st;
-        }
+        if (st != BASE_OK)
+            return st; /* the caller frees out->raw */
         /* Work adds up over the runs; the rest describes the last one. */
         run.steps_run += out->raw.steps_run;
         run.n_forward_full += out->raw.n_forward_full;
@@ -723,6 +688,77 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
             }
         }
         n = next;
+    }
+    return st;
+}
+
+ifl_source_i ifl_source_local(ifl_model *m) {
+    ifl_source_i s = {"local", ifl__local_produce, m};
+    return s;
+}
+
+base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile int *cancel,
+                             ifl_doc_res *out) {
+    ifl_source_i src = ifl_source_local(m);
+    return ifl_complete_doc_src(&src, r, cancel, out);
+}
+
+base_status ifl_complete_doc_src(const ifl_source_i *src, const ifl_doc_req *r,
+                                 const volatile int *cancel, ifl_doc_res *out) {
+    memset(out, 0, sizeof *out);
+    if (!r->text || r->cursor > r->len || r->sel_end > r->len || r->sel_start > r->sel_end)
+        return BASE_ERR_RANGE;
+    uint64_t t0 = base_now_ns();
+    /* The budget counts from when the daemon received the request. */
+    uint64_t deadline = r->deadline_ns;
+    if (r->time_budget_ms > 0) {
+        uint64_t d =
+            (r->received_ns ? r->received_ns : t0) + (uint64_t)r->time_budget_ms * 1000000u;
+        if (!deadline || d < deadline)
+            deadline = d;
+    }
+    bool sel = r->sel_end > r->sel_start;
+    base_status located = r->span_status;
+    if (r->has_span)
+        out->span = r->span;
+    else
+        located = ifl_syntax_locate_text(r->language, r->text, r->len, r->cursor,
+                                         sel ? r->sel_start : r->cursor,
+                                         sel ? r->sel_end : r->cursor, &out->span);
+    out->syntax = ifl_doc_span(r, located, &out->span);
+    double span_ms = base_ms_since(t0);
+    ifl_span *sp = &out->span;
+    if (sp->hole_start > sp->hole_end || sp->hole_end > r->len)
+        return BASE_ERR_RANGE;
+    /* The first run's hole and the largest it may grow to; a size the
+     * request fixes never changes. */
+    int n = sp->n_tokens > 0 ? sp->n_tokens : 16;
+    int cap = BASE_MAX(sp->n_max, n);
+    if (r->max_hole > 0) {
+        n = BASE_MIN(n, r->max_hole);
+        cap = BASE_MIN(cap, r->max_hole);
+    }
+    if (r->n_hole > 0)
+        n = cap = r->n_hole;
+    out->n_hole_first = n;
+    out->n_hole_cap = cap;
+    double budget_ms = deadline ? (double)(deadline - BASE_MIN(deadline, t0)) / 1e6 : 0.0;
+    if (r->time_budget_ms > 0)
+        budget_ms = r->time_budget_ms;
+    ifl_source_req sr = {r->text,
+                         sp->hole_start,
+                         r->text + sp->hole_end,
+                         r->len - sp->hole_end,
+                         n,
+                         cap,
+                         !sp->multiline,
+                         deadline,
+                         budget_ms,
+                         r};
+    base_status st = src->produce(src->self, &sr, cancel, out);
+    if (st != BASE_OK) {
+        ifl_text_res_free(&out->raw);
+        return st;
     }
     out->raw.t.span_ms = span_ms;
     if (!r->defer_post)

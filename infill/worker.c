@@ -3,6 +3,7 @@
  * cancelled at the next denoising step when running). */
 #define _POSIX_C_SOURCE 200809L
 #include "infill.h"
+#include "source.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -20,9 +21,20 @@ struct ifl_worker {
     uint64_t next_id;
     bool stop;
     bool load_pending;
-    char *load_dir; /* NULL = unload */
+    char *load_dir;              /* NULL = unload */
+    ifl_remote_cfg *load_remote; /* set: switch to this remote source instead */
     ifl_model *model;
+    ifl_remote *remote; /* the remote source, when one replaces the model */
 };
+
+static void ifl__free_remote_cfg(ifl_remote_cfg *c) {
+    ifl_remote_cfg_free(c);
+    free(c);
+}
+
+static const char *ifl__backend(const ifl_worker *w) {
+    return w->remote ? "remote" : ifl_model_device(w->model);
+}
 
 void ifl_job_free(ifl_job *j) {
     if (!j)
@@ -38,9 +50,20 @@ static void ifl__progress(void *ud, uint64_t done, uint64_t total) {
         w->cbs.state(w->cbs.ud, "loading", NULL, done, total);
 }
 
-static void ifl__do_load(ifl_worker *w, char *dir) {
+static void ifl__do_load(ifl_worker *w, char *dir, ifl_remote_cfg *rc) {
     ifl_model_close(w->model);
     w->model = NULL;
+    ifl_remote_free(w->remote);
+    w->remote = NULL;
+    if (rc) {
+        free(dir);
+        w->remote = ifl_remote_new(rc);
+        free(rc);
+        if (w->cbs.state)
+            w->cbs.state(w->cbs.ud, w->remote ? "ready" : "error",
+                         w->remote ? "remote" : "out of memory", 0, 0);
+        return;
+    }
     if (!dir) {
         if (w->cbs.state)
             w->cbs.state(w->cbs.ud, "none", NULL, 0, 0);
@@ -107,11 +130,13 @@ static void *ifl__worker_main(void *arg) {
             break;
         if (w->load_pending) {
             char *dir = w->load_dir;
+            ifl_remote_cfg *rc = w->load_remote;
             w->load_dir = NULL;
+            w->load_remote = NULL;
             w->load_pending = false;
             pthread_mutex_unlock(&w->mu);
             busy = false;
-            ifl__do_load(w, dir);
+            ifl__do_load(w, dir, rc);
             pthread_mutex_lock(&w->mu);
             continue;
         }
@@ -121,14 +146,15 @@ static void *ifl__worker_main(void *arg) {
         w->running = j;
         pthread_mutex_unlock(&w->mu);
         uint64_t t0 = base_now_ns();
-        bool run = !j->cancel && w->model;
+        bool have = w->model || w->remote;
+        bool run = !j->cancel && have;
         if (run && !busy && w->cbs.state) {
             busy = true;
             w->cbs.state(w->cbs.ud, "busy", NULL, 0, 0);
         }
         if (j->cancel) {
             j->status = j->cancel == 2 ? BASE_ERR_SUPERSEDED : BASE_ERR_CANCELLED;
-        } else if (!w->model) {
+        } else if (!have) {
             j->status = BASE_ERR_STATE;
         } else {
             ifl__pctx pc = {w, j};
@@ -137,9 +163,14 @@ static void *ifl__worker_main(void *arg) {
                 j->req.partial = ifl__job_partial;
                 j->req.partial_ud = &pc;
             }
-            j->status = ifl_model_damaged(w->model)
-                            ? BASE_ERR_IO
-                            : ifl_complete_doc(w->model, &j->req, &j->cancel, &j->res);
+            if (w->remote) {
+                ifl_source_i src = ifl_source_remote(w->remote);
+                j->status = ifl_complete_doc_src(&src, &j->req, &j->cancel, &j->res);
+            } else {
+                j->status = ifl_model_damaged(w->model)
+                                ? BASE_ERR_IO
+                                : ifl_complete_doc(w->model, &j->req, &j->cancel, &j->res);
+            }
             j->req.partial = NULL;
             if (j->status == BASE_ERR_CANCELLED && j->cancel == 2)
                 j->status = BASE_ERR_SUPERSEDED;
@@ -161,11 +192,11 @@ static void *ifl__worker_main(void *arg) {
             ifl_job_free(j);
         pthread_mutex_lock(&w->mu);
         /* Back to ready once nothing waits (a load reports its own state). */
-        if (busy && !w->queue && !w->load_pending && w->model) {
+        if (busy && !w->queue && !w->load_pending && (w->model || w->remote)) {
             busy = false;
             pthread_mutex_unlock(&w->mu);
             if (w->cbs.state)
-                w->cbs.state(w->cbs.ud, "ready", ifl_model_device(w->model), 0, 0);
+                w->cbs.state(w->cbs.ud, "ready", ifl__backend(w), 0, 0);
             pthread_mutex_lock(&w->mu);
         }
     }
@@ -210,10 +241,31 @@ void ifl_worker_free(ifl_worker *w) {
         ifl_job_free(j);
     }
     free(w->load_dir);
+    ifl__free_remote_cfg(w->load_remote);
     ifl_model_close(w->model);
+    ifl_remote_free(w->remote);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     free(w);
+}
+
+void ifl_worker_load_remote(ifl_worker *w, ifl_remote_cfg *cfg) {
+    ifl_remote_cfg *c = malloc(sizeof *c);
+    if (c)
+        *c = *cfg;
+    else
+        ifl_remote_cfg_free(cfg);
+    memset(cfg, 0, sizeof *cfg);
+    pthread_mutex_lock(&w->mu);
+    free(w->load_dir);
+    w->load_dir = NULL;
+    ifl__free_remote_cfg(w->load_remote);
+    w->load_remote = c;
+    w->load_pending = true;
+    if (w->running)
+        w->running->cancel = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
 }
 
 void ifl_worker_load(ifl_worker *w, const char *dir) {
@@ -221,6 +273,8 @@ void ifl_worker_load(ifl_worker *w, const char *dir) {
     pthread_mutex_lock(&w->mu);
     free(w->load_dir);
     w->load_dir = copy;
+    ifl__free_remote_cfg(w->load_remote);
+    w->load_remote = NULL;
     w->load_pending = true;
     if (w->running)
         w->running->cancel = 1;

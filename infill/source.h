@@ -1,0 +1,94 @@
+/* infill source: where candidates come from, above the engine.
+ *
+ * The document pipeline (span, hole size, post-processing, validation, the
+ * typing-through cache) is the same for every source; a source only turns
+ * prefix/suffix/size into raw candidate texts. Kinds: "local" (the in-process
+ * engine, ifl_model) and "remote" (an HTTP inference server, infill/remote.c).
+ * A remote API returns text, not logits, which is why this sits above
+ * engine/ rather than beside the engine's CPU/CUDA backends. */
+#ifndef INFILLD_INFILL_SOURCE_H
+#define INFILLD_INFILL_SOURCE_H
+
+#include "infill.h"
+
+#include <jansson.h>
+
+typedef struct ifl_source_req {
+    const char *prefix; /* text before the hole (not NUL-terminated) */
+    size_t prefix_len;
+    const char *suffix; /* text after the hole */
+    size_t suffix_len;
+    int n_hole, n_hole_cap; /* first hole size and the most it may grow to (tokens) */
+    bool single_line;       /* the span wants one line: "\n" stops a remote model */
+    /* The request's deadline (base_now_ns(); 0 = none), counted from its
+     * receipt, and its budget in ms: the local source plans to them, a
+     * remote one uses what is left as its timeout. */
+    uint64_t deadline_ns;
+    double budget_ms;
+    const ifl_doc_req *doc; /* the whole request (candidates, seed, steps, budgets) */
+} ifl_source_req;
+
+typedef struct ifl_source_i {
+    const char *kind; /* "local" / "remote" */
+    /* Fills out->raw (candidates, ranked) and out->runs / n_hole*; on failure
+     * may write a one-line reason into out->error (never secrets). cancel is
+     * polled: a set flag ends the work early with ERR_CANCELLED. */
+    base_status (*produce)(void *self, const ifl_source_req *r, const volatile int *cancel,
+                           ifl_doc_res *out);
+    void *self;
+} ifl_source_i;
+
+/* The local source over a loaded model (no allocation; valid while m is). */
+ifl_source_i ifl_source_local(ifl_model *m);
+
+/* The document pipeline on any source: span → source → post-processing. */
+base_status ifl_complete_doc_src(const ifl_source_i *src, const ifl_doc_req *r,
+                                 const volatile int *cancel, ifl_doc_res *out);
+
+/* ---- the remote source ------------------------------------------------------------- */
+
+typedef enum ifl_remote_api {
+    IFL_API_OPENAI_FIM,   /* POST {url}/v1/fim/completions: prompt, suffix, max_tokens, stop */
+    IFL_API_LLAMA_INFILL, /* POST {url}/infill: input_prefix, input_suffix, n_predict */
+} ifl_remote_api;
+
+typedef struct ifl_remote_cfg {
+    ifl_remote_api api;
+    char *url;      /* base URL, e.g. https://api.inceptionlabs.ai/v1 or http://127.0.0.1:8080 */
+    char *model;    /* may be NULL */
+    char *api_key;  /* resolved from apiKeyEnv / apiKeyFile; never logged */
+    char *key_from; /* where it came from ("env FOO" / "file PATH"), for doctor */
+    int timeout_ms; /* per request, inside the request's own time budget */
+    int max_tokens; /* cap on the span's size (0: the span's) */
+    double temperature;
+    bool has_temperature;
+    bool allow_insecure; /* http:// to a non-loopback host */
+    char **headers;      /* "Name: value" lines */
+    int n_headers;
+    size_t max_body;      /* response limit (bytes) */
+    size_t context_bytes; /* prefix + suffix bytes sent (3/4 : 1/4, cut at lines) */
+} ifl_remote_cfg;
+
+/* Parses a "source" settings object ({kind: "remote", ...}). Returns OK with
+ * *out filled, ERR_NOT_FOUND when src is absent or kind "local", else an
+ * error with a clear message in err (bad URL, world-readable key file, ...). */
+base_status ifl_remote_cfg_parse(const json_t *src, ifl_remote_cfg *out, char *err, size_t cap);
+void ifl_remote_cfg_free(ifl_remote_cfg *c);
+const char *ifl_remote_api_name(ifl_remote_api a);
+
+typedef struct ifl_remote ifl_remote;
+
+/* Takes ownership of cfg's members. NULL on OOM. Used by one thread at a time. */
+ifl_remote *ifl_remote_new(ifl_remote_cfg *cfg);
+void ifl_remote_free(ifl_remote *r);
+ifl_source_i ifl_source_remote(ifl_remote *r);
+const ifl_remote_cfg *ifl_remote_config(const ifl_remote *r);
+/* Doctor: one small request; writes what was found (HTTP status, latency,
+ * the reason) to msg. OK when the server answered 2xx with a usable body. */
+base_status ifl_remote_probe(ifl_remote *r, char *msg, size_t cap);
+
+/* Replaces the worker's model by a remote source (on the worker thread, like
+ * ifl_worker_load; state "ready" with msg "remote"). Takes cfg's members. */
+void ifl_worker_load_remote(ifl_worker *w, ifl_remote_cfg *cfg);
+
+#endif

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""A loopback HTTP server speaking the two remote APIs infilld supports, for
+tests/remote. Python's stdlib only. Prints its port on the first stdout line,
+logs every request as one JSON line to argv[1], and exits when stdin closes
+or after argv[2] seconds (default 120), so a failed test cannot leave it.
+
+The scenario comes from a marker in the prompt: SCENARIO:<name> with name
+ok (default; the fixture's response, byte for byte), slow (answers after 5 s,
+logging when the client closes the connection first), drop (closes the
+connection without an answer), 401 (echoes the Authorization header in the
+error, to prove the daemon redacts it), 429, 500, badjson, huge (2 MiB)."""
+import json, os, re, select, socket, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIX = {p: json.load(open(os.path.join(HERE, 'fixtures', f)))
+       for p, f in (('/v1/fim/completions', 'openai-fim.json'), ('/infill', 'llama-infill.json'))}
+LOG = open(sys.argv[1], 'a', buffering=1)
+LOCK = threading.Lock()
+
+def log(**kw):
+    kw['t'] = time.time()
+    with LOCK:
+        LOG.write(json.dumps(kw) + '\n')
+
+class H(BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'  # keep-alive, as real servers
+
+    def log_message(self, *a):
+        pass
+
+    def send(self, code, body, ctype='application/json'):
+        b = body if isinstance(body, bytes) else body.encode()
+        self.send_response(code)
+        self.send_header('Content-Type', ctype)
+        self.send_header('Content-Length', str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+
+    def do_POST(self):
+        n = int(self.headers.get('Content-Length') or 0)
+        if n > 8 << 20:
+            return self.send(413, '{"error":"too large"}')
+        raw = self.rfile.read(n)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        text = json.dumps(body) if body is not None else ''
+        m = re.search(r'SCENARIO:(\w+)', text)
+        sc = m.group(1) if m else 'ok'
+        log(event='request', path=self.path, auth=self.headers.get('Authorization'),
+            headers={k: v for k, v in self.headers.items() if k.lower() != 'authorization'},
+            body=raw.decode('utf-8', 'replace'), port=self.client_address[1], scenario=sc)
+        fx = FIX.get(self.path)
+        if fx is None:
+            return self.send(404, '{"error":{"message":"no such endpoint"}}')
+        if sc == 'ok':
+            return self.send(200, json.dumps(fx['response']))
+        if sc == 'slow':
+            end = time.time() + 5
+            while time.time() < end:
+                r, _, _ = select.select([self.connection], [], [], 0.02)
+                if r and not self.connection.recv(1, socket.MSG_PEEK):
+                    log(event='client_closed', port=self.client_address[1])
+                    self.close_connection = True
+                    return
+            return self.send(200, json.dumps(fx['response']))
+        if sc == 'drop':
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if sc == '401':
+            return self.send(401, json.dumps({'error': {'message': 'invalid key ' + str(self.headers.get('Authorization'))}}))
+        if sc == '429':
+            return self.send(429, '{"error":{"message":"rate limit exceeded"}}')
+        if sc == '500':
+            return self.send(500, '{"error":{"message":"internal error"}}')
+        if sc == 'badjson':
+            return self.send(200, '{"choices": [{"text": "a + b"')
+        if sc == 'huge':
+            return self.send(200, json.dumps({'content': 'x' * (2 << 20), 'choices': [{'text': 'x' * (2 << 20)}]}))
+        return self.send(400, '{"error":{"message":"unknown scenario"}}')
+
+def main():
+    srv = ThreadingHTTPServer(('127.0.0.1', 0), H)
+    srv.daemon_threads = True
+    print(srv.server_address[1], flush=True)
+    limit = float(sys.argv[2]) if len(sys.argv) > 2 else 120
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    end = time.time() + limit
+    while time.time() < end:
+        r, _, _ = select.select([sys.stdin], [], [], 0.5)
+        if r and not sys.stdin.read(1):
+            break
+    srv.shutdown()
+
+main()

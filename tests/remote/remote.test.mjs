@@ -1,0 +1,297 @@
+// The remote source against a loopback server (fake_remote.py) speaking
+// openai-fim and llama-infill from the providers' documented examples
+// (fixtures/), plus slow, dropped, 401/429/500, malformed and oversized
+// answers, cancellation, excluded files, key files and key leaks.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { REAL, session, close, open, inline, rpc } from '../protocol/lib.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const FIX = (n) => JSON.parse(fs.readFileSync(path.join(HERE, 'fixtures', n)));
+const KEY = 'sk-infilld-test-7f3a9c2e51d04b8b';
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'infilld-remote-'));
+const LOG = path.join(TMP, 'server.jsonl');
+
+if (!REAL) {
+  console.error('INFILLD_BIN is not set');
+  process.exit(process.env.CI === 'true' ? 1 : 77);
+}
+const py = spawnSync('python3', ['-c', 'import http.server']);
+if (py.status !== 0) {
+  console.error('python3 is missing');
+  process.exit(process.env.CI === 'true' ? 1 : 77);
+}
+
+const server = spawn('python3', [path.join(HERE, 'fake_remote.py'), LOG, '240'], { stdio: ['pipe', 'pipe', 'inherit'] });
+const PORT = await new Promise((resolve, reject) => {
+  server.stdout.once('data', (b) => resolve(Number(String(b).trim())));
+  server.once('exit', () => reject(new Error('fake server exited')));
+});
+after(() => { server.stdin.end(); server.kill(); fs.rmSync(TMP, { recursive: true, force: true }); });
+
+const entries = () => fs.readFileSync(LOG, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const requests = () => entries().filter((e) => e.event === 'request');
+
+const FIM = { kind: 'remote', api: 'openai-fim', url: `http://127.0.0.1:${PORT}/v1`, model: 'mercury-coder', apiKeyEnv: 'INFILLD_TEST_KEY' };
+const INFILL = { kind: 'remote', api: 'llama-infill', url: `http://127.0.0.1:${PORT}` };
+const DOC = 'def add(a, b):\n    return \n';
+
+// Everything a session wrote to the client, its stderr and log file, as text.
+function sinks(s, logFile) {
+  return JSON.stringify(s.conn.notes) + s.d.stderr + (logFile && fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
+}
+
+async function remote(source, extra = {}) {
+  const logFile = path.join(TMP, `d${Math.random().toString(36).slice(2)}.log`);
+  const s = await session(REAL, {
+    args: ['--log-file', logFile, '--log-level', 'debug'],
+    env: { INFILLD_TEST_KEY: KEY },
+    initOptions: { source, ...extra },
+  });
+  await s.conn.sendNotification('$/setTrace', { value: 'verbose' });
+  s.logFile = logFile;
+  return s;
+}
+
+// Ends a session: a clean exit, nothing the sanitizers complain about.
+async function done(s) {
+  const r = await close(s);
+  assert.equal(r.code, 0, s.d.stderr.slice(-2000));
+  assert.ok(!/Sanitizer/.test(s.d.stderr), s.d.stderr.slice(-2000));
+}
+
+async function ask(s, uri, text, line, ch, token) {
+  await open(s.conn, uri, text);
+  return inline(s.conn, uri, line, ch, { triggerKind: 1 }, token);
+}
+
+test('openai-fim: the documented request, the documented answer, one kept-alive connection', async () => {
+  const s = await remote(FIM);
+  const n0 = requests().length;
+  const r = await ask(s, 'file:///w/a.py', DOC, 1, 11);
+  assert.equal(r.items.length, 1);
+  assert.equal(r.items[0].insertText, 'a + b');
+  const r2 = await ask(s, 'file:///w/b.py', DOC, 1, 11);
+  assert.equal(r2.items[0].insertText, 'a + b');
+  const got = requests().slice(n0);
+  assert.equal(got.length, 2);
+  const want = FIX('openai-fim.json').request;
+  for (const g of got) {
+    assert.equal(g.path, '/v1/fim/completions');
+    assert.equal(g.auth, `Bearer ${KEY}`);
+    assert.equal(g.headers['Content-Type'], 'application/json');
+    const b = JSON.parse(g.body);
+    assert.deepEqual(Object.keys(b).sort(), Object.keys(want).filter((k) => k in b).sort());
+    for (const k of ['model', 'prompt', 'suffix', 'stream']) assert.deepEqual(b[k], want[k], k);
+    assert.ok(Number.isInteger(b.max_tokens) && b.max_tokens > 0);
+    if ('stop' in b) assert.deepEqual(b.stop, want.stop);
+  }
+  assert.equal(got[0].port, got[1].port, 'the second request reuses the connection');
+  assert.ok(!sinks(s, s.logFile).includes(KEY));
+  await done(s);
+});
+
+test('llama-infill: /infill with input_prefix / input_suffix / n_predict; no key, no Authorization', async () => {
+  const s = await remote(INFILL);
+  const n0 = requests().length;
+  const r = await ask(s, 'file:///w/c.py', DOC, 1, 11);
+  assert.equal(r.items[0].insertText, 'a + b');
+  const g = requests().slice(n0)[0];
+  assert.equal(g.path, '/infill');
+  assert.equal(g.auth, null);
+  const b = JSON.parse(g.body);
+  const want = FIX('llama-infill.json').request;
+  assert.equal(b.input_prefix, want.input_prefix);
+  assert.equal(b.input_suffix, want.input_suffix);
+  assert.ok(Number.isInteger(b.n_predict) && b.n_predict > 0);
+  for (const k of Object.keys(b)) assert.ok(k in want, `undocumented field ${k}`);
+  await done(s);
+});
+
+test('server failures: each a clear error, the daemon keeps serving, the key never shows', async () => {
+  const s = await remote({ ...FIM, timeoutMs: 700, maxResponseBytes: 1 << 20 });
+  const cases = [
+    ['401', /refused the credentials \(HTTP 401\)/],
+    ['429', /rate limiting \(HTTP 429\)/],
+    ['500', /answered HTTP 500: internal error/],
+    ['badjson', /not a JSON object/],
+    ['huge', /larger than 1048576 bytes/],
+    ['drop', /remote: /],
+    ['slow', /no answer from .* within 700 ms/],
+  ];
+  for (const [sc, re] of cases) {
+    const t0 = Date.now();
+    let err = null;
+    try {
+      await ask(s, `file:///w/${sc}.py`, `# SCENARIO:${sc}\n${DOC}`, 2, 11);
+    } catch (e) { err = e; }
+    assert.ok(err, `${sc}: an error, not a result`);
+    assert.match(err.message, re, sc);
+    assert.ok(!err.message.includes(KEY), `${sc}: the key is redacted`);
+    assert.ok(Date.now() - t0 < 4000, `${sc}: answered within the timeout`);
+    const ok = await ask(s, 'file:///w/ok.py', DOC, 1, 11);
+    assert.equal(ok.items[0].insertText, 'a + b', `${sc}: still serving`);
+  }
+  // The 401 body echoed the Authorization header: no sink carries it.
+  assert.ok(requests().some((e) => e.scenario === '401'));
+  assert.ok(!sinks(s, s.logFile).includes(KEY), 'no log, trace or message carries the key');
+  assert.ok(fs.readFileSync(s.logFile, 'utf8').includes('HTTP 401'), 'the log file was written');
+  await done(s);
+});
+
+test('a cancelled request closes its connection at once', async () => {
+  const s = await remote({ ...FIM, timeoutMs: 10000 });
+  const src = new rpc.CancellationTokenSource();
+  const n0 = requests().length;
+  const before = entries().filter((e) => e.event === 'client_closed').length;
+  const p = ask(s, 'file:///w/slow.py', `# SCENARIO:slow\n${DOC}`, 2, 11, src.token);
+  // Wait until the server has the request, then cancel.
+  for (let i = 0; i < 300 && requests().length === n0; i++)
+    await new Promise((r) => setTimeout(r, 10));
+  assert.equal(requests().length, n0 + 1, 'the request reached the server');
+  await new Promise((r) => setTimeout(r, 100));
+  const t0 = Date.now() / 1000;
+  src.cancel();
+  let res;
+  try { res = await p; } catch (e) { res = e; }
+  assert.ok(res === null || res.code === -32800, `null or RequestCancelled, got ${JSON.stringify(res)}`);
+  let closed = null;
+  for (let i = 0; i < 100 && !closed; i++) {
+    closed = entries().filter((e) => e.event === 'client_closed')[before];
+    if (!closed) await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.ok(closed, 'the server saw the connection close');
+  assert.ok(closed.t - t0 < 0.5, `closed ${(closed.t - t0).toFixed(3)} s after the cancel`);
+  const ok = await ask(s, 'file:///w/ok.py', DOC, 1, 11);
+  assert.equal(ok.items[0].insertText, 'a + b');
+  await done(s);
+});
+
+test('excluded files are never sent', async () => {
+  const s = await remote(FIM, { exclude: ['*.secret.py'] });
+  const n0 = requests().length;
+  for (const uri of ['file:///p/.env', 'file:///p/server.pem', 'file:///p/k.secret.py']) {
+    const r = await ask(s, uri, 'TOKEN=hunter2\n' + DOC, 2, 11);
+    assert.deepEqual(r.items, [], uri);
+  }
+  assert.equal(requests().length, n0, 'nothing reached the server');
+  assert.ok(!requests().some((e) => e.body.includes('hunter2')));
+  await done(s);
+});
+
+test('settings: key files must be 0600, http:// only to loopback, no inline keys', async () => {
+  const kf = path.join(TMP, 'key');
+  fs.writeFileSync(kf, KEY + '\n', { mode: 0o644 });
+  fs.chmodSync(kf, 0o644);
+  const bad = [
+    [{ ...FIM, apiKeyEnv: undefined, apiKeyFile: kf }, /mode 0644.*chmod 600/],
+    [{ ...FIM, url: 'http://10.1.2.3:8080/v1' }, /allowInsecure/],
+    [{ ...FIM, apiKeyEnv: undefined, apiKey: KEY }, /apiKey is not accepted/],
+    [{ ...FIM, apiKeyEnv: 'INFILLD_NO_SUCH_VAR' }, /INFILLD_NO_SUCH_VAR is not set/],
+    [{ ...FIM, api: 'openai-chat' }, /not supported yet/],
+  ];
+  for (const [src, re] of bad) {
+    const s = await remote(src);
+    const n0 = requests().length;
+    // The settings came with initialize, before the client had a window:
+    // each request answers with the reason (and the log has it).
+    let err = null;
+    try { await ask(s, 'file:///w/a.py', DOC, 1, 11); } catch (e) { err = e; }
+    assert.ok(err, 'an error, not a result');
+    assert.match(err.message, re);
+    assert.match(err.message, /infilld: remote source: /);
+    assert.equal(requests().length, n0, 'nothing was sent');
+    assert.match(fs.readFileSync(s.logFile, 'utf8'), re);
+    assert.ok(!sinks(s, s.logFile).includes(KEY));
+    await done(s);
+  }
+  fs.chmodSync(kf, 0o600);
+  const s = await remote({ ...FIM, apiKeyEnv: undefined, apiKeyFile: kf });
+  const n0 = requests().length;
+  const r = await ask(s, 'file:///w/a.py', DOC, 1, 11);
+  assert.equal(r.items[0].insertText, 'a + b');
+  assert.equal(requests()[n0].auth, `Bearer ${KEY}`);
+  assert.ok(!sinks(s, s.logFile).includes(KEY));
+  await done(s);
+});
+
+test('doctor checks reachability and authentication', () => {
+  const run = (src) => {
+    const cf = path.join(TMP, `cfg${Math.random().toString(36).slice(2)}.json`);
+    fs.writeFileSync(cf, JSON.stringify({ source: src }));
+    const r = spawnSync(REAL, ['doctor', '--config', cf], { env: { ...process.env, INFILLD_TEST_KEY: KEY }, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(!(r.stdout + r.stderr).includes(KEY), 'doctor never prints the key');
+    return r.stdout;
+  };
+  const ok = run(FIM);
+  assert.match(ok, /source: remote, api openai-fim, url http:\/\/127\.0\.0\.1:\d+\/v1, model mercury-coder, key from environment variable INFILLD_TEST_KEY/);
+  assert.match(ok, /remote: ok: reachable, authenticated/);
+  const down = run({ ...INFILL, url: 'http://127.0.0.1:1' });
+  assert.match(down, /remote: FAILED: remote: http:\/\/127\.0\.0\.1:1: /);
+  const denied = run({ ...FIM, headers: { 'X-Scenario': 'x' }, model: 'SCENARIO:401' });
+  assert.match(denied, /remote: FAILED: .*HTTP 401/);
+});
+
+test('shared pipeline: typing through a remote answer asks nothing; a newer request supersedes and closes the old one', async () => {
+  const s = await remote({ ...FIM, timeoutMs: 10000 });
+  const { conn } = s;
+  const uri = 'file:///w/t.py';
+  const r = await ask(s, uri, DOC, 1, 11);
+  assert.equal(r.items[0].insertText, 'a + b');
+  const n0 = requests().length;
+  await conn.sendNotification('textDocument/didChange', {
+    textDocument: { uri, version: 2 },
+    contentChanges: [{ range: { start: { line: 1, character: 11 }, end: { line: 1, character: 11 } }, text: 'a' }],
+  });
+  const typed = await inline(conn, uri, 1, 12, { triggerKind: 2 });
+  assert.equal(typed.items[0].insertText, ' + b', 'answered from the typing-through cache');
+  assert.equal(requests().length, n0, 'without a request to the server');
+
+  // A slow request, then a newer one for the same document: the first is
+  // answered null and its connection closes; the second answers.
+  const u2 = 'file:///w/s.py';
+  await open(conn, u2, `# SCENARIO:slow\n${DOC}`);
+  const closed0 = entries().filter((e) => e.event === 'client_closed').length;
+  const first = inline(conn, u2, 2, 11);
+  for (let i = 0; i < 300 && requests().length === n0; i++) await new Promise((res) => setTimeout(res, 10));
+  assert.equal(requests().length, n0 + 1);
+  await conn.sendNotification('textDocument/didChange', {
+    textDocument: { uri: u2, version: 2 },
+    contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } }, text: '' }],
+  });
+  const t0 = Date.now() / 1000;
+  const second = inline(conn, u2, 1, 11);
+  assert.equal(await first, null, 'superseded: null');
+  assert.equal((await second).items[0].insertText, 'a + b');
+  let closed = null;
+  for (let i = 0; i < 100 && !closed; i++) {
+    closed = entries().filter((e) => e.event === 'client_closed')[closed0];
+    if (!closed) await new Promise((res) => setTimeout(res, 10));
+  }
+  assert.ok(closed && closed.t - t0 < 0.5, 'the superseded transfer was closed at once');
+  await done(s);
+});
+
+test('contextBytes: the far ends are cut at line starts, 3/4 prefix and 1/4 suffix', async () => {
+  const s = await remote({ ...FIM, contextBytes: 64 });
+  const head = Array.from({ length: 20 }, (_, i) => `x${i} = ${i}\n`).join('');
+  const tail = Array.from({ length: 20 }, (_, i) => `y${i} = ${i}\n`).join('');
+  const text = `${head}def add(a, b):\n    return \n${tail}`;
+  const n0 = requests().length;
+  const r = await ask(s, 'file:///w/cut.py', text, 21, 11);
+  assert.equal(r.items[0].insertText, 'a + b');
+  const b = JSON.parse(requests()[n0].body);
+  const prefix = `${head}def add(a, b):\n    return `;
+  const suffix = `\n${tail}`;
+  assert.ok(prefix.endsWith(b.prompt) && b.prompt.length <= 48 && b.prompt.length > 20, b.prompt);
+  assert.ok(b.prompt.startsWith('x') || b.prompt.startsWith('def'), 'starts at a line');
+  assert.ok(suffix.startsWith(b.suffix) && b.suffix.length <= 16 + 48 - b.prompt.length, b.suffix);
+  assert.ok(b.suffix === '' || b.suffix.endsWith('\n'), 'ends at a line');
+  await done(s);
+});
