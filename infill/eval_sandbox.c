@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <grp.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -111,7 +110,8 @@ static void ifl__child_fail(const ifl__child *c, int step) {
     _exit(126);
 }
 
-/* In the child: system calls only. */
+/* In the child: system calls only (it is a copy of a threaded parent made
+ * by clone, so no lock of the C library may be taken). */
 static int ifl__child_main(void *arg) {
     const ifl__child *c = arg;
     struct sigaction sa;
@@ -140,7 +140,12 @@ static int ifl__child_main(void *arg) {
         setrlimit(RLIMIT_FSIZE, &c->fsize) < 0 || setrlimit(RLIMIT_NPROC, &c->nproc) < 0 ||
         setrlimit(RLIMIT_NOFILE, &c->nofile) < 0 || setrlimit(RLIMIT_CORE, &c->core) < 0)
         ifl__child_fail(c, 3);
-    if (c->drop && (setgroups(0, NULL) < 0 || setgid(c->uid) < 0 || setuid(c->uid) < 0))
+    /* Raw system calls: glibc's setgroups/setgid/setuid apply the change to
+     * every thread it knows of, under a lock another thread of the parent
+     * may have held at clone time; the child has one thread and no such
+     * lock may be taken (a run hung here now and then under load). */
+    if (c->drop && (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setgid, c->uid) < 0 ||
+                    syscall(SYS_setuid, c->uid) < 0))
         ifl__child_fail(c, 4);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         ifl__child_fail(c, 5);
