@@ -49,6 +49,11 @@ infilld._hooks.on_response = function()
       -- ghost text's leading printable ASCII (other bytes may draw as '?')
       local typed = vim.api.nvim_get_current_line():sub(1, vim.api.nvim_win_get_cursor(0)[2])
       local head = s.ghost:match('^[ -~]*'):sub(1, 24)
+      -- a ghost text that starts with other bytes cannot be found on the
+      -- screen: wait for the next one (the script types on)
+      if #head < 3 then
+        return
+      end
       -- ghost.txt first: the script waits for needle.txt, then reads both
       vim.fn.writefile(vim.split(s.ghost, '\n', { plain = true }), '$work/ghost.txt')
       vim.fn.writefile({ typed:sub(-20) .. head, head }, '$work/needle.txt')
