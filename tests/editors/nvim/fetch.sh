@@ -12,7 +12,7 @@
 # `dpkg -x` unpacks them into OUT/tree-VERSION; patchelf (itself unpacked from
 # bookworm, not installed) points the binary at the unpacked loader and
 # libraries. The binary then finds its runtime from its own path (VIMRUNTIME =
-# OUT/tree-VERSION/usr/share/nvim/runtime) and starts children with the
+# the nvim/runtime folder inside OUT/tree-VERSION) and starts children with the
 # system's libraries (no LD_LIBRARY_PATH leaks into the daemon it spawns).
 #
 # Leaves OUT/SERIES/nvim (a link to the patched binary) and OUT/SERIES/version.
