@@ -6,7 +6,9 @@
 # (fetch.py --locked, then corpus.py) and tok/tokenizer.json (bpe.py train, below).
 # History of the shipped run: steps 0-231 had --batch 8 --steps 1500 --decay 0.3 and
 # --max-pads 40 (the default); 231-329 --batch 16 --steps 5000 --decay 0.25; from 329 on
-# also --max-pads 16 (the step-321 export answered EOS everywhere).
+# also --max-pads 16 (the step-321 export answered EOS everywhere); from 528 on
+# --weighting mean (the 1/t-weighted loss swung between 5 and 33 from batch to batch).
+# TRAIN_NICE (default 10) sets its priority.
 # The PID goes to CACHE/train.pid; kill -TERM saves and exits, kill -STOP/-CONT pause.
 set -e
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -22,10 +24,10 @@ if [ -f train.pid ] && kill -0 "$(cat train.pid)" 2>/dev/null; then
   exit 1
 fi
 mkdir -p run
-nohup nice -n 10 /usr/bin/python3 "$HERE/train.py" \
+nohup nice -n "${TRAIN_NICE:-10}" /usr/bin/python3 "$HERE/train.py" \
   --tokenizer tok/tokenizer.json --corpus corpus/train.jsonl --out run \
   --hidden 192 --layers 4 --heads 3 --kv-heads 1 --ffn 512 --seq-len 256 \
   --batch 16 --lr 2e-3 --warmup 50 --steps 5000 --decay 0.25 --ema 0.99 \
-  --max-pads 16 --ckpt-min 4 --log-every 5 --threads 2 "$@" >> run/stdout.log 2>&1 &
+  --max-pads 16 --weighting mean --ckpt-min 4 --log-every 5 --threads 2 "$@" >> run/stdout.log 2>&1 &
 echo $! > train.pid
 echo "train: pid $(cat train.pid), log $CACHE/run/log.tsv"
