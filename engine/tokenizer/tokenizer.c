@@ -46,6 +46,7 @@
 #define TOK_PRESENT 1u
 #define TOK_ADDED 2u
 #define TOK_SPECIAL 4u
+#define TOK_BYTE 8u /* SentencePiece byte-fallback token <0xNN>: not in the vocab hash */
 
 /* Pieces up to this many bytes merge by linear scan; longer ones use a heap. */
 #define BPE_LINEAR_MAX 48
@@ -97,6 +98,15 @@ struct eng_tokenizer {
     int32_t unk_id;       /* -1 when none */
     bool nfc;
     bool ignore_merges;
+    /* SentencePiece-style BPE (Gemma, Llama 2): vocabulary strings spell a
+     * space as U+2581 and are stored with a plain space; characters outside
+     * the vocabulary fall back to their <0xNN> byte tokens (byte_id); the
+     * text is not pre-tokenized, so each segment between added tokens is one
+     * BPE word. */
+    bool spm;
+    bool spm_prepend; /* normalizer Prepend("▁"): each segment starts with a space */
+    bool fuse_unk;
+    int32_t space_id; /* spm: id of "▁", -1 if none */
 
     tok_added *added; /* [n_added], longest content first */
     size_t n_added;
@@ -147,6 +157,47 @@ static size_t tok_bytelevel_to_raw(const int16_t *u2b, const char *s, size_t n, 
     return o;
 }
 
+/* ---- SentencePiece pieces ----------------------------------------------------- */
+
+#define TOK_SPM_SPACE "\xe2\x96\x81" /* U+2581, SentencePiece's space */
+
+/* The byte of a "<0xNN>" piece (upper-case hex, as Hugging Face spells it), or -1. */
+static int tok_spm_byte(const char *s, size_t n) {
+    if (n != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>')
+        return -1;
+    int v = 0;
+    for (int i = 3; i < 5; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* Copies s[0..n) to out (room for n) with every U+2581 as a space; returns
+ * the new length. */
+static size_t tok_spm_to_raw(const char *s, size_t n, char *out) {
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        if (n - i >= 3 && memcmp(s + i, TOK_SPM_SPACE, 3) == 0) {
+            out[o++] = ' ';
+            i += 3;
+        } else {
+            out[o++] = s[i++];
+        }
+    }
+    return o;
+}
+
+static bool tok_spm_has_space(const char *s, size_t n) {
+    for (size_t i = 0; i + 3 <= n; i++)
+        if (memcmp(s + i, TOK_SPM_SPACE, 3) == 0)
+            return true;
+    return false;
+}
+
 /* ---- hashing ---------------------------------------------------------------- */
 
 static uint64_t tok_hash(const void *p, size_t n) {
@@ -193,6 +244,8 @@ static int32_t tok_vocab_find(const eng_tokenizer *t, const char *s, size_t n) {
 static void tok_vocab_insert(eng_tokenizer *t, uint32_t id) {
     const char *s = t->pool.data + t->tok_off[id];
     size_t n = t->tok_len[id];
+    if (t->tok_flags[id] & TOK_BYTE)
+        return; /* "a" is the piece a, not the fallback byte <0x61> */
     uint64_t h = tok_hash(s, n), tag = h >> 32 << 32;
     for (uint32_t i = (uint32_t)h & t->vocab_mask;; i = (i + 1) & t->vocab_mask) {
         uint64_t v = t->vocab_slots[i];
@@ -257,6 +310,7 @@ static eng_tokenizer *tok_new(void) {
         return NULL;
     base_buf_init(&t->pool);
     t->unk_id = -1;
+    t->space_id = -1;
     for (int i = 0; i < 256; i++)
         t->byte_id[i] = -1;
     pthread_mutex_init(&t->cache_lock, NULL);
@@ -304,6 +358,7 @@ static bool tok_set_token(eng_tokenizer *t, int64_t id, const char *s, size_t n,
 typedef struct tok_builder {
     eng_tokenizer *t;
     int16_t u2b[324];
+    bool spm; /* strings are SentencePiece pieces, not byte-level */
     char *tmp; /* scratch for byte-level → raw conversions */
     size_t tmp_cap;
     const char *name;
@@ -324,9 +379,20 @@ static bool tok_tmp(tok_builder *b, size_t n) {
 static bool tok_add_vocab(tok_builder *b, const char *s, size_t n, int64_t id) {
     if (!tok_tmp(b, n + 1))
         return false;
-    size_t raw = tok_bytelevel_to_raw(b->u2b, s, n, b->tmp);
-    bool ok = raw == SIZE_MAX ? tok_set_token(b->t, id, s, n, 0)
-                              : tok_set_token(b->t, id, b->tmp, raw, 0);
+    bool ok;
+    int byte = b->spm ? tok_spm_byte(s, n) : -1;
+    if (byte >= 0) {
+        char c = (char)byte;
+        ok = tok_set_token(b->t, id, &c, 1, TOK_BYTE);
+        if (ok && b->t->byte_id[byte] < 0)
+            b->t->byte_id[byte] = (int32_t)id;
+    } else if (b->spm) {
+        ok = tok_set_token(b->t, id, b->tmp, tok_spm_to_raw(s, n, b->tmp), 0);
+    } else {
+        size_t raw = tok_bytelevel_to_raw(b->u2b, s, n, b->tmp);
+        ok = raw == SIZE_MAX ? tok_set_token(b->t, id, s, n, 0)
+                             : tok_set_token(b->t, id, b->tmp, raw, 0);
+    }
     if (!ok)
         tok_set_err(b->err, BASE_ERR_MODEL, "%s: bad vocabulary entry (id %lld)", b->name,
                     (long long)id);
@@ -337,6 +403,12 @@ static bool tok_add_vocab(tok_builder *b, const char *s, size_t n, int64_t id) {
 static int32_t tok_lookup_bl(tok_builder *b, const char *s, size_t n) {
     if (!tok_tmp(b, n + 1))
         return -1;
+    if (b->spm) {
+        int byte = tok_spm_byte(s, n);
+        if (byte >= 0)
+            return b->t->byte_id[byte];
+        return tok_vocab_find(b->t, b->tmp, tok_spm_to_raw(s, n, b->tmp));
+    }
     size_t raw = tok_bytelevel_to_raw(b->u2b, s, n, b->tmp);
     return raw == SIZE_MAX ? tok_vocab_find(b->t, s, n) : tok_vocab_find(b->t, b->tmp, raw);
 }
@@ -351,6 +423,10 @@ static bool tok_index_vocab(eng_tokenizer *t) {
     for (uint32_t id = 0; id < t->n_ids; id++)
         if (t->tok_flags[id] & TOK_PRESENT)
             tok_vocab_insert(t, id);
+    if (t->spm) { /* byte_id holds the <0xNN> tokens, set while reading them */
+        t->space_id = tok_vocab_find(t, " ", 1);
+        return true;
+    }
     for (int c = 0; c < 256; c++) {
         char ch = (char)c;
         t->byte_id[c] = tok_vocab_find(t, &ch, 1);
@@ -380,6 +456,13 @@ static bool tok_add_merge(tok_builder *b, const char *l, size_t ln, const char *
         return false;
     }
     eng_tokenizer *t = b->t;
+    if ((t->tok_flags[a] | t->tok_flags[c]) & TOK_BYTE) {
+        /* Hugging Face would look up "<0xNN>..." as a string; no real
+         * vocabulary has such a piece. */
+        tok_set_err(b->err, BASE_ERR_UNSUPPORTED, "%s: merge %u joins a byte-fallback token",
+                    b->name, rank);
+        return false;
+    }
     size_t la = t->tok_len[a], lc = t->tok_len[c];
     if (!tok_tmp(b, la + lc + 1))
         return false;
@@ -410,6 +493,14 @@ static bool tok_add_added(eng_tokenizer *t, const char *content, size_t n, int64
                                   .special = special,
                                   .lstrip = lstrip,
                                   .rstrip = rstrip};
+    if (t->spm && tok_spm_has_space(content, n)) {
+        /* Matched as written (Gemma's "\u2581\u2581" tokens match U+2581 text)
+         * but decoded like every piece, U+2581 as a space. */
+        char *raw = malloc(n);
+        bool ok = raw && tok_set_token(t, id, raw, tok_spm_to_raw(content, n, raw), 0);
+        free(raw);
+        return ok;
+    }
     return true;
 }
 
@@ -545,8 +636,168 @@ unsupported:
     return false;
 }
 
-/* Builds a tokenizer from a parsed tokenizer.json; frees doc. */
-static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const char *name, eng_error *err) {
+static bool tok_json_is(const eng__json *o, const char *key, const char *want) {
+    const char *v = eng__json_str(eng__json_get(o, key));
+    return v && strcmp(v, want) == 0;
+}
+
+/* Normalizer, pre-tokenizer and decoder of a SentencePiece-style BPE as
+ * Gemma's tokenizer.json spells them: Replace(" " -> U+2581), optionally with
+ * Prepend(U+2581); no pre-tokenizer, or a Split on " " (which finds no space
+ * once the normalizer has replaced them all); a decoder that undoes exactly
+ * that: Replace(U+2581 -> " "), ByteFallback, optionally Fuse. Anything else
+ * (Metaspace, Strip, ...) would tokenize or decode differently: refused. */
+static bool tok_json_spm(eng_tokenizer *t, const eng__json *root, const char *name,
+                         eng_error *err) {
+    const eng__json *nm = eng__json_get(root, "normalizer"), *list = nm;
+    size_t n = nm && nm->type == ENG_JSON_OBJ ? 1 : 0;
+    if (tok_json_is(nm, "type", "Sequence")) {
+        list = eng__json_get(nm, "normalizers");
+        n = list && list->type == ENG_JSON_ARR ? list->n : 0;
+        list = n ? list->u.items : NULL;
+    }
+    bool replace = false;
+    for (size_t i = 0; i < n; i++) {
+        const eng__json *x = &list[i];
+        if (tok_json_is(x, "type", "Replace") &&
+            tok_json_is(eng__json_get(x, "pattern"), "String", " ") &&
+            tok_json_is(x, "content", TOK_SPM_SPACE))
+            replace = true;
+        else if (tok_json_is(x, "type", "Prepend") && tok_json_is(x, "prepend", TOK_SPM_SPACE))
+            t->spm_prepend = true;
+        else
+            replace = false, n = 0;
+    }
+    if (!replace) {
+        tok_set_err(err, BASE_ERR_UNSUPPORTED,
+                    "%s: byte_fallback BPE needs the normalizer Replace(\" \" -> \"\u2581\") "
+                    "(optionally with Prepend(\"\u2581\")) and nothing else",
+                    name);
+        return false;
+    }
+    const eng__json *pt = eng__json_get(root, "pre_tokenizer");
+    if (pt && pt->type != ENG_JSON_NULL &&
+        !(tok_json_is(pt, "type", "Split") &&
+          tok_json_is(eng__json_get(pt, "pattern"), "String", " ") &&
+          !eng__json_bool(eng__json_get(pt, "invert"), false))) {
+        tok_set_err(err, BASE_ERR_UNSUPPORTED,
+                    "%s: byte_fallback BPE supports no pre-tokenizer or Split on \" \" only",
+                    name);
+        return false;
+    }
+    const eng__json *dc = eng__json_get(root, "decoder");
+    list = dc;
+    n = dc && dc->type == ENG_JSON_OBJ ? 1 : 0;
+    if (tok_json_is(dc, "type", "Sequence")) {
+        list = eng__json_get(dc, "decoders");
+        n = list && list->type == ENG_JSON_ARR ? list->n : 0;
+        list = n ? list->u.items : NULL;
+    }
+    bool unspace = false, fallback = false, ok = n > 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        const eng__json *x = &list[i];
+        if (tok_json_is(x, "type", "Replace") &&
+            tok_json_is(eng__json_get(x, "pattern"), "String", TOK_SPM_SPACE) &&
+            tok_json_is(x, "content", " "))
+            unspace = true;
+        else if (tok_json_is(x, "type", "ByteFallback"))
+            fallback = true;
+        else
+            ok = tok_json_is(x, "type", "Fuse");
+    }
+    if (!ok || !unspace || !fallback) {
+        tok_set_err(err, BASE_ERR_UNSUPPORTED,
+                    "%s: byte_fallback BPE needs the decoder Replace(\"\u2581\" -> \" \"), "
+                    "ByteFallback, Fuse and nothing else",
+                    name);
+        return false;
+    }
+    return true;
+}
+
+/* Marks the token spelled content[0..n) special: an added token already, or a
+ * vocabulary piece that becomes one. A name the vocabulary lacks is skipped
+ * (transformers would append a new id the model has no embedding for). */
+static bool tok_mark_special(tok_builder *b, const char *content, size_t n) {
+    eng_tokenizer *t = b->t;
+    for (size_t k = 0; k < t->n_added; k++) {
+        tok_added *a = &t->added[k];
+        if (a->len == n && memcmp(t->pool.data + a->off, content, n) == 0) {
+            a->special = true;
+            t->tok_flags[a->id] |= TOK_SPECIAL;
+            return true;
+        }
+    }
+    int32_t id = n ? tok_lookup_bl(b, content, n) : -1;
+    return id < 0 || tok_add_added(t, content, n, id, true, false, false);
+}
+
+/* The content of a token named in tokenizer_config.json: a string or an
+ * AddedToken object ({"content": ...}); NULL otherwise. */
+static const eng__json *tok_config_content(const eng__json *v) {
+    if (v && v->type == ENG_JSON_STR)
+        return v;
+    const eng__json *c = eng__json_get(v, "content");
+    return c && c->type == ENG_JSON_STR ? c : NULL;
+}
+
+/* tokenizer_config.json next to a SentencePiece-style tokenizer.json. Gemma 4
+ * declares its control tokens there (added_tokens_decoder, the *_token names,
+ * additional_special_tokens, extra_special_tokens); transformers adds them to
+ * the tokenizer as special tokens, so user text never produces them. Nothing
+ * about them is known in advance: they come from the model's own files. */
+static bool tok_json_config(tok_builder *b, const eng__json *cfg, const char *name,
+                            eng_error *err) {
+    eng_tokenizer *t = b->t;
+    if (!cfg || cfg->type != ENG_JSON_OBJ)
+        return true;
+    const eng__json *dec = eng__json_get(cfg, "added_tokens_decoder");
+    for (uint32_t i = 0; dec && dec->type == ENG_JSON_OBJ && i < dec->n; i++) {
+        const eng__json *a = &dec->u.items[2 * i + 1];
+        const eng__json *content = eng__json_get(a, "content");
+        char *endp;
+        errno = 0;
+        long long id = strtoll(dec->u.items[2 * i].u.s, &endp, 10);
+        bool special = eng__json_bool(eng__json_get(a, "special"), false);
+        if (!content || content->type != ENG_JSON_STR || content->n == 0 || *endp || errno ||
+            id < 0 || id >= TOK_MAX_ID) {
+            tok_set_err(err, BASE_ERR_MODEL,
+                        "%s: tokenizer_config.json: added token %u is malformed", name, i);
+            return false;
+        }
+        bool known = (uint64_t)id < t->n_ids && (t->tok_flags[id] & TOK_ADDED);
+        bool ok = known ? (!special || tok_mark_special(b, content->u.s, content->n))
+                        : tok_add_added(t, content->u.s, content->n, id, special,
+                                        eng__json_bool(eng__json_get(a, "lstrip"), false),
+                                        eng__json_bool(eng__json_get(a, "rstrip"), false));
+        if (!ok)
+            goto nomem;
+    }
+    for (uint32_t i = 0; i < cfg->n; i++) {
+        const eng__json *k = &cfg->u.items[2 * i], *v = &cfg->u.items[2 * i + 1], *c;
+        bool named = k->n > 6 && strcmp(k->u.s + k->n - 6, "_token") == 0;
+        bool lists = strcmp(k->u.s, "additional_special_tokens") == 0 ||
+                     strcmp(k->u.s, "extra_special_tokens") == 0;
+        if (named && (c = tok_config_content(v)) && !tok_mark_special(b, c->u.s, c->n))
+            goto nomem;
+        if (!lists || (v->type != ENG_JSON_ARR && v->type != ENG_JSON_OBJ))
+            continue;
+        bool obj = v->type == ENG_JSON_OBJ; /* {name: token} or [token, ...] */
+        for (uint32_t j = 0; j < v->n; j++)
+            if ((c = tok_config_content(&v->u.items[obj ? 2 * j + 1 : j])) &&
+                !tok_mark_special(b, c->u.s, c->n))
+                goto nomem;
+    }
+    return true;
+nomem:
+    tok_set_err(err, BASE_ERR_NOMEM, "%s: out of memory", name);
+    return false;
+}
+
+/* Builds a tokenizer from a parsed tokenizer.json (and, for SentencePiece-
+ * style ones, the tokenizer_config.json beside it, NULL when none); frees doc. */
+static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const eng__json *config, const char *name,
+                                   eng_error *err) {
     tok_builder b;
     eng_tokenizer *t = tok_new();
     if (!t || !doc) {
@@ -573,12 +824,14 @@ static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const char *name, eng_err
     }
     const char *csp = eng__json_str(eng__json_get(model, "continuing_subword_prefix"));
     const char *eows = eng__json_str(eng__json_get(model, "end_of_word_suffix"));
-    if ((csp && *csp) || (eows && *eows) ||
-        eng__json_bool(eng__json_get(model, "byte_fallback"), false)) {
+    if ((csp && *csp) || (eows && *eows)) {
         tok_set_err(err, BASE_ERR_UNSUPPORTED,
-                    "%s: BPE with a subword prefix/suffix or byte_fallback is not supported", name);
+                    "%s: BPE with a subword prefix/suffix is not supported", name);
         goto fail_b;
     }
+    /* byte_fallback: the SentencePiece-style BPE of Gemma (and Llama 2). */
+    t->spm = b.spm = eng__json_bool(eng__json_get(model, "byte_fallback"), false);
+    t->fuse_unk = eng__json_bool(eng__json_get(model, "fuse_unk"), false);
     t->ignore_merges = eng__json_bool(eng__json_get(model, "ignore_merges"), false);
     if (!tok_reserve_ids(t, vocab->n))
         goto fail_nomem;
@@ -617,7 +870,7 @@ static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const char *name, eng_err
     }
     const char *unk = eng__json_str(eng__json_get(model, "unk_token"));
     if (unk)
-        t->unk_id = tok_vocab_find(t, unk, strlen(unk));
+        t->unk_id = tok_lookup_bl(&b, unk, strlen(unk));
 
     const eng__json *added = eng__json_get(root, "added_tokens");
     if (added && added->type == ENG_JSON_ARR) {
@@ -636,11 +889,16 @@ static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const char *name, eng_err
             }
         }
     }
-    if (!tok_json_normalizer(t, eng__json_get(root, "normalizer"), name, err))
-        goto fail_b;
-    const eng__json *pt = eng__json_get(root, "pre_tokenizer");
-    if (pt && pt->type != ENG_JSON_NULL && !tok_json_pretok(t, pt, name, err))
-        goto fail_b;
+    if (t->spm) {
+        if (!tok_json_spm(t, root, name, err) || !tok_json_config(&b, config, name, err))
+            goto fail_b;
+    } else {
+        if (!tok_json_normalizer(t, eng__json_get(root, "normalizer"), name, err))
+            goto fail_b;
+        const eng__json *pt = eng__json_get(root, "pre_tokenizer");
+        if (pt && pt->type != ENG_JSON_NULL && !tok_json_pretok(t, pt, name, err))
+            goto fail_b;
+    }
     if (!tok_finish(t))
         goto fail_nomem;
     free(b.tmp);
@@ -659,7 +917,28 @@ fail:
 
 eng_tokenizer *eng__tokenizer_from_json(const char *text, size_t len, const char *name,
                                         eng_error *err) {
-    return tok_from_doc(eng__json_parse(text, len, err), name, err);
+    return tok_from_doc(eng__json_parse(text, len, err), NULL, name, err);
+}
+
+eng_tokenizer *eng__tokenizer_from_json_config(const char *text, size_t len, const char *config,
+                                               size_t config_len, const char *name,
+                                               eng_error *err) {
+    eng__json_doc *cfg = NULL;
+    if (config) {
+        cfg = eng__json_parse(config, config_len, err);
+        if (!cfg) {
+            if (err) {
+                char m[sizeof err->msg];
+                snprintf(m, sizeof m, "%s", err->msg);
+                tok_set_err(err, BASE_ERR_PARSE, "%s: tokenizer_config.json: %s", name, m);
+            }
+            return NULL;
+        }
+    }
+    eng_tokenizer *t = tok_from_doc(eng__json_parse(text, len, err),
+                                    cfg ? eng__json_root(cfg) : NULL, name, err);
+    eng__json_free(cfg);
+    return t;
 }
 
 /* ---- GGUF metadata ----------------------------------------------------------- */
@@ -990,7 +1269,18 @@ eng_tokenizer *eng_tokenizer_load(const char *dir, eng_error *err) {
         free(path);
         return NULL;
     }
-    eng_tokenizer *t = tok_from_doc(eng__json_parse_owned(text, len, err), file, err);
+    /* SentencePiece-style tokenizers take extra special tokens from
+     * tokenizer_config.json (Gemma 4). */
+    eng__json_doc *cfg = NULL;
+    bool missing = true;
+    if (path && !(cfg = tok_read_json(dir, "tokenizer_config.json", &missing, err)) && !missing) {
+        free(text);
+        free(path);
+        return NULL;
+    }
+    eng_tokenizer *t = tok_from_doc(eng__json_parse_owned(text, len, err),
+                                    cfg ? eng__json_root(cfg) : NULL, file, err);
+    eng__json_free(cfg);
     free(path);
     return t;
 }
@@ -1386,6 +1676,97 @@ static base_status tok_segment(eng_tokenizer *t, tok_scratch *s, const char *p, 
     return BASE_OK;
 }
 
+/* Pushes the symbols of one character c[0..n) (a space stands for U+2581):
+ * its piece, else its bytes' <0xNN> tokens, else <unk>, fused with a pending
+ * one as Hugging Face's BPE::merge_word does (a pending <unk> is written only
+ * before the next vocabulary piece or at the end, even after fallback bytes).
+ * False when nothing can stand for c. */
+static bool tok_spm_char(const eng_tokenizer *t, const char *c, size_t n, bool valid, int32_t *sym,
+                         size_t *m, bool *pend) {
+    int32_t id = -1;
+    if ((n == 1 && c[0] == ' ') || (n == 3 && memcmp(c, TOK_SPM_SPACE, 3) == 0)) {
+        id = t->space_id;
+        c = TOK_SPM_SPACE; /* the normalised character, for the byte fallback */
+        n = 3;
+    } else if (valid) {
+        id = tok_vocab_find(t, c, n);
+    }
+    if (id >= 0) {
+        if (*pend)
+            sym[(*m)++] = t->unk_id;
+        *pend = false;
+        sym[(*m)++] = id;
+        return true;
+    }
+    bool bytes = true;
+    for (size_t k = 0; k < n; k++)
+        bytes &= t->byte_id[(unsigned char)c[k]] >= 0;
+    if (bytes) {
+        for (size_t k = 0; k < n; k++)
+            sym[(*m)++] = t->byte_id[(unsigned char)c[k]];
+        return true;
+    }
+    if (t->unk_id < 0)
+        return false;
+    if (*pend && !t->fuse_unk)
+        sym[(*m)++] = t->unk_id;
+    *pend = true;
+    return true;
+}
+
+/* A segment (text between added tokens) of a SentencePiece-style tokenizer:
+ * one BPE word, as in Hugging Face, whose pre-tokenizer finds no space to
+ * split on once the normalizer has made every space U+2581. Characters map to
+ * pieces (tok_spm_char); invalid UTF-8 bytes, which Hugging Face cannot take,
+ * become their byte tokens, so decoding restores them exactly. The merge loop
+ * is the heap one above for long segments: O(n log n), never quadratic. */
+static base_status tok_spm_segment(eng_tokenizer *t, tok_scratch *s, const char *p, size_t n,
+                                   tok_out *o) {
+    if (n == 0)
+        return BASE_OK;
+    if (t->ignore_merges && !t->spm_prepend) {
+        int32_t id = tok_vocab_find(t, p, n);
+        if (id >= 0)
+            return tok_push(o, id) ? BASE_OK : BASE_ERR_NOMEM;
+    }
+    uint64_t h = 0;
+    bool cacheable = n <= CACHE_PIECE_MAX;
+    if (cacheable) {
+        bool hit;
+        h = tok_hash(p, n);
+        if (!tok_cache_get(t, h, p, n, o, &hit))
+            return BASE_ERR_NOMEM;
+        if (hit)
+            return BASE_OK;
+    }
+    /* At most one symbol per byte, three for a prepended U+2581. */
+    if (!tok_scratch_fit(s, n + 4))
+        return BASE_ERR_NOMEM;
+    size_t m = 0;
+    bool pend = false;
+    if (t->spm_prepend && !tok_spm_char(t, " ", 1, true, s->sym, &m, &pend))
+        return BASE_ERR_UNSUPPORTED;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t l = (unsigned char)p[i] < 0x80 ? 1 : base_utf8_decode(p + i, n - i, &cp);
+        bool valid = l > 1 || (unsigned char)p[i] < 0x80;
+        if (!tok_spm_char(t, p + i, l, valid, s->sym, &m, &pend))
+            return BASE_ERR_UNSUPPORTED;
+        i += l;
+    }
+    if (pend)
+        s->sym[m++] = t->unk_id;
+    m = m <= BPE_LINEAR_MAX ? bpe_linear(t, s->sym, m) : bpe_heap(t, s, m);
+    if (m == 0)
+        return BASE_ERR_NOMEM;
+    for (size_t i = 0; i < m; i++)
+        if (!tok_push(o, s->sym[i]))
+            return BASE_ERR_NOMEM;
+    if (cacheable)
+        tok_cache_put(t, h, p, n, s->sym, m);
+    return BASE_OK;
+}
+
 static bool tok_is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -1431,7 +1812,8 @@ base_status eng_tokenize(const eng_tokenizer *tc, const char *text, size_t len, 
         int32_t id = -1;
         if (!tok_find_added(t, text, len, at, &ms, &me, &id))
             ms = me = len;
-        st = tok_segment(t, &s, text + at, ms - at, &o);
+        st = t->spm ? tok_spm_segment(t, &s, text + at, ms - at, &o)
+                    : tok_segment(t, &s, text + at, ms - at, &o);
         if (st == BASE_OK && id >= 0 && !tok_push(&o, id))
             st = BASE_ERR_NOMEM;
         at = me;

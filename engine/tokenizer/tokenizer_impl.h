@@ -57,6 +57,13 @@ bool eng__json_int(const eng__json *v, int64_t *out); /* integral numbers only *
 eng_tokenizer *eng__tokenizer_from_json(const char *text, size_t len, const char *name,
                                         eng_error *err);
 
+/* Same, with the text of the tokenizer_config.json beside it (config NULL =
+ * none); SentencePiece-style (byte_fallback) tokenizers take extra special
+ * tokens from it, as eng_tokenizer_load does for a directory. */
+eng_tokenizer *eng__tokenizer_from_json_config(const char *text, size_t len, const char *config,
+                                               size_t config_len, const char *name,
+                                               eng_error *err);
+
 /* GGUF token types (tokenizer.ggml.token_type). */
 enum {
     ENG__TT_NORMAL = 1,
