@@ -35,6 +35,7 @@
 #include "tokenizer_impl.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pcre2.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -1045,6 +1046,152 @@ eng_tokenizer *eng__tokenizer_from_gguf(const char *name, const char *pre,
     t->nfc = nfc;
     if (!tok_compile(t, re, name, err))
         goto fail;
+    if (!tok_finish(t))
+        goto fail_nomem;
+    free(b.tmp);
+    return t;
+fail_nomem:
+    tok_set_err(err, BASE_ERR_NOMEM, "%s: out of memory loading the tokenizer", name);
+fail:
+    free(b.tmp);
+    eng_tokenizer_free(t);
+    return NULL;
+}
+
+/* ---- GGUF metadata, SentencePiece-style (tokenizer.ggml.model gemma4 / llama) -- */
+
+typedef struct tok_scored {
+    float score;
+    uint32_t id;
+} tok_scored;
+
+static int tok_score_cmp(const void *x, const void *y) {
+    const tok_scored *a = x, *b = y;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Without tokenizer.ggml.merges (llama.cpp's "llama" files, converted from a
+ * SentencePiece model): every split of a piece into two pieces is a merge,
+ * ranked by the score of the result, highest first (ties: lower id), which is
+ * llama.cpp's SPM rule of merging the adjacent pair whose union scores best,
+ * leftmost first. Byte-fallback tokens take part in no merge. */
+static bool tok_merges_from_scores(tok_builder *b, const float *scores) {
+    eng_tokenizer *t = b->t;
+    tok_scored *order = malloc((size_t)t->n_ids * sizeof *order);
+    uint32_t *rank = malloc((size_t)t->n_ids * sizeof *rank);
+    size_t n_pairs = 0;
+    bool ok = order && rank;
+    for (uint32_t i = 0; ok && i < t->n_ids; i++) {
+        /* NaN would break the sort's order: it ranks last. */
+        order[i] = (tok_scored){scores[i] == scores[i] ? scores[i] : -INFINITY, i};
+        n_pairs += t->tok_len[i] > 1 ? t->tok_len[i] - 1 : 0;
+    }
+    if (ok) {
+        qsort(order, t->n_ids, sizeof *order, tok_score_cmp);
+        for (uint32_t r = 0; r < t->n_ids; r++)
+            rank[order[r].id] = r;
+        ok = tok_alloc_merges(t, n_pairs ? n_pairs : 1);
+    }
+    for (uint32_t id = 0; ok && id < t->n_ids; id++) {
+        uint8_t f = t->tok_flags[id];
+        if (!(f & TOK_PRESENT) || (f & TOK_BYTE))
+            continue;
+        const char *p = t->pool.data + t->tok_off[id];
+        size_t n = t->tok_len[id];
+        for (size_t k = 1; k < n; k++) {
+            if (((unsigned char)p[k] & 0xC0) == 0x80)
+                continue; /* inside a character */
+            int32_t l = tok_vocab_find(t, p, k), r = tok_vocab_find(t, p + k, n - k);
+            if (l >= 0 && r >= 0)
+                tok_merge_insert(t, l, r, rank[id], (int32_t)id);
+        }
+    }
+    free(order);
+    free(rank);
+    return ok;
+}
+
+eng_tokenizer *eng__tokenizer_from_gguf_spm(const char *name, const eng__gg_str *tokens,
+                                            size_t n_tokens, const float *scores,
+                                            const int32_t *types, const eng__gg_str *merges,
+                                            size_t n_merges, bool add_space_prefix,
+                                            eng_error *err) {
+    if (n_tokens == 0 || n_tokens >= TOK_MAX_ID) {
+        tok_set_err(err, BASE_ERR_MODEL, "%s: tokenizer.ggml.tokens has %zu entries", name,
+                    n_tokens);
+        return NULL;
+    }
+    if (!n_merges && !scores) {
+        tok_set_err(err, BASE_ERR_MODEL,
+                    "%s: a SentencePiece-style tokenizer needs tokenizer.ggml.merges or "
+                    "tokenizer.ggml.scores",
+                    name);
+        return NULL;
+    }
+    tok_builder b;
+    eng_tokenizer *t = tok_new();
+    if (!t) {
+        tok_set_err(err, BASE_ERR_NOMEM, "%s: out of memory", name);
+        return NULL;
+    }
+    tok_builder_init(&b, t, name, err);
+    t->spm = b.spm = true;
+    t->fuse_unk = true; /* as Gemma's tokenizer.json and llama.cpp's SPM tokenizer */
+    t->spm_prepend = add_space_prefix;
+    if (!tok_reserve_ids(t, (uint32_t)n_tokens))
+        goto fail_nomem;
+    /* Every entry is a piece (control and user-defined ones too, as in the
+     * tokenizer.json vocabulary), so merges may produce any of them. */
+    for (size_t i = 0; i < n_tokens; i++) {
+        const int32_t ty = types ? types[i] : ENG__TT_NORMAL;
+        if (ty < ENG__TT_NORMAL || ty > ENG__TT_BYTE) {
+            tok_set_err(err, BASE_ERR_MODEL, "%s: token %zu has unknown type %d", name, i, ty);
+            goto fail;
+        }
+        if (tokens[i].n == 0 || tokens[i].n > 4096) {
+            tok_set_err(err, BASE_ERR_MODEL, "%s: token %zu has length %llu", name, i,
+                        (unsigned long long)tokens[i].n);
+            goto fail;
+        }
+        if (ty == ENG__TT_BYTE && tok_spm_byte(tokens[i].s, (size_t)tokens[i].n) < 0) {
+            tok_set_err(err, BASE_ERR_MODEL, "%s: byte token %zu is not <0xNN>", name, i);
+            goto fail;
+        }
+        if (!tok_add_vocab(&b, tokens[i].s, (size_t)tokens[i].n, (int64_t)i))
+            goto fail;
+        if (ty == ENG__TT_UNKNOWN)
+            t->unk_id = (int32_t)i;
+    }
+    if (!tok_index_vocab(t))
+        goto fail_nomem;
+    if (n_merges) {
+        if (!tok_alloc_merges(t, n_merges))
+            goto fail_nomem;
+        for (size_t i = 0; i < n_merges; i++) {
+            const eng__gg_str *m = &merges[i];
+            const char *sp = m->n ? memchr(m->s, ' ', (size_t)m->n) : NULL;
+            if (!sp || sp == m->s || sp + 1 == m->s + m->n ||
+                memchr(sp + 1, ' ', (size_t)(m->s + m->n - (sp + 1)))) {
+                tok_set_err(err, BASE_ERR_MODEL, "%s: tokenizer.ggml.merges[%zu] is not \"a b\"",
+                            name, i);
+                goto fail;
+            }
+            if (!tok_add_merge(&b, m->s, (size_t)(sp - m->s), sp + 1,
+                               (size_t)(m->s + m->n - (sp + 1)), (uint32_t)i))
+                goto fail;
+        }
+    } else if (!tok_merges_from_scores(&b, scores)) {
+        goto fail_nomem;
+    }
+    for (size_t i = 0; i < n_tokens; i++) {
+        const int32_t ty = types ? types[i] : ENG__TT_NORMAL;
+        if ((ty == ENG__TT_CONTROL || ty == ENG__TT_USER_DEFINED) &&
+            !tok_add_added(t, tokens[i].s, (size_t)tokens[i].n, (int64_t)i, ty == ENG__TT_CONTROL,
+                           false, false))
+            goto fail_nomem;
+    }
     if (!tok_finish(t))
         goto fail_nomem;
     free(b.tmp);
