@@ -872,8 +872,7 @@ static eng_tokenizer *eng__gg_tok_spm(const eng__gg_file *g, const char *path, c
     bool prefix = strcmp(model, "llama") == 0, bad = false;
     eng__gg_get_bool(g, "tokenizer.ggml.add_space_prefix", &prefix, &bad);
     if (bad) {
-        eng__err(err, BASE_ERR_MODEL, "%s: 'tokenizer.ggml.add_space_prefix' is not a bool",
-                 path);
+        eng__err(err, BASE_ERR_MODEL, "%s: 'tokenizer.ggml.add_space_prefix' is not a bool", path);
         return NULL;
     }
     size_t n = (size_t)tk->count;

@@ -359,7 +359,7 @@ static bool tok_set_token(eng_tokenizer *t, int64_t id, const char *s, size_t n,
 typedef struct tok_builder {
     eng_tokenizer *t;
     int16_t u2b[324];
-    bool spm; /* strings are SentencePiece pieces, not byte-level */
+    bool spm;  /* strings are SentencePiece pieces, not byte-level */
     char *tmp; /* scratch for byte-level → raw conversions */
     size_t tmp_cap;
     const char *name;
@@ -682,8 +682,7 @@ static bool tok_json_spm(eng_tokenizer *t, const eng__json *root, const char *na
           tok_json_is(eng__json_get(pt, "pattern"), "String", " ") &&
           !eng__json_bool(eng__json_get(pt, "invert"), false))) {
         tok_set_err(err, BASE_ERR_UNSUPPORTED,
-                    "%s: byte_fallback BPE supports no pre-tokenizer or Split on \" \" only",
-                    name);
+                    "%s: byte_fallback BPE supports no pre-tokenizer or Split on \" \" only", name);
         return false;
     }
     const eng__json *dc = eng__json_get(root, "decoder");
@@ -936,8 +935,8 @@ eng_tokenizer *eng__tokenizer_from_json_config(const char *text, size_t len, con
             return NULL;
         }
     }
-    eng_tokenizer *t = tok_from_doc(eng__json_parse(text, len, err),
-                                    cfg ? eng__json_root(cfg) : NULL, name, err);
+    eng_tokenizer *t =
+        tok_from_doc(eng__json_parse(text, len, err), cfg ? eng__json_root(cfg) : NULL, name, err);
     eng__json_free(cfg);
     return t;
 }

@@ -61,8 +61,7 @@ eng_tokenizer *eng__tokenizer_from_json(const char *text, size_t len, const char
  * none); SentencePiece-style (byte_fallback) tokenizers take extra special
  * tokens from it, as eng_tokenizer_load does for a directory. */
 eng_tokenizer *eng__tokenizer_from_json_config(const char *text, size_t len, const char *config,
-                                               size_t config_len, const char *name,
-                                               eng_error *err);
+                                               size_t config_len, const char *name, eng_error *err);
 
 /* GGUF token types (tokenizer.ggml.token_type). */
 enum {
@@ -97,8 +96,7 @@ eng_tokenizer *eng__tokenizer_from_gguf(const char *name, const char *pre,
 eng_tokenizer *eng__tokenizer_from_gguf_spm(const char *name, const eng__gg_str *tokens,
                                             size_t n_tokens, const float *scores,
                                             const int32_t *types, const eng__gg_str *merges,
-                                            size_t n_merges, bool add_space_prefix,
-                                            eng_error *err);
+                                            size_t n_merges, bool add_space_prefix, eng_error *err);
 
 /* The tokenizer of a GGUF file's metadata (engine/arch/model.c). */
 eng_tokenizer *eng__tokenizer_load_gguf(const char *path, eng_error *err);
