@@ -107,12 +107,23 @@ struct eng_tokenizer {
     bool spm;
     bool spm_prepend; /* normalizer Prepend("▁"): each segment starts with a space */
     bool fuse_unk;
-    int32_t space_id; /* spm: id of "▁", -1 if none */
+    int32_t space_id;         /* spm: id of "▁", -1 if none */
+    int32_t ascii_id[128];    /* spm: piece of each ASCII character, -1 if none */
+    uint8_t spm_nosplit[256]; /* spm: see tok_spm_segment */
 
     tok_added *added; /* [n_added], longest content first */
     size_t n_added;
     /* 1 when a matchable (non-special) added token starts with the byte */
     uint8_t added_first[256];
+    /* Matchable added tokens by content (index into added + 1; 0 = empty),
+     * and per first byte the distinct content lengths, longest first
+     * (added_lens[added_len_off[c] .. added_len_off[c + 1])): Gemma has 6,400
+     * added tokens, most starting with '<', so a linear scan at every '<' or
+     * newline would dominate encoding. */
+    uint32_t *added_slots;
+    uint32_t added_mask;
+    uint32_t *added_lens;
+    uint32_t added_len_off[257];
 
     /* Pre-tokenizer: regex splits applied in sequence, each to every piece of
      * the previous one (Split, Digits, ByteLevel's own regex); none = the whole
@@ -426,6 +437,18 @@ static bool tok_index_vocab(eng_tokenizer *t) {
             tok_vocab_insert(t, id);
     if (t->spm) { /* byte_id holds the <0xNN> tokens, set while reading them */
         t->space_id = tok_vocab_find(t, " ", 1);
+        for (int c = 0; c < 128; c++) {
+            char ch = (char)c;
+            t->ascii_id[c] = tok_vocab_find(t, &ch, 1);
+        }
+        for (uint32_t id = 0; id < t->n_ids; id++) {
+            if ((t->tok_flags[id] & TOK_BYTE) || !(t->tok_flags[id] & TOK_PRESENT))
+                continue;
+            const char *s = t->pool.data + t->tok_off[id];
+            for (uint32_t k = 1; k < t->tok_len[id]; k++)
+                if (s[k] == ' ' && s[k - 1] != ' ')
+                    t->spm_nosplit[(unsigned char)s[k - 1]] = 1;
+        }
         return true;
     }
     for (int c = 0; c < 256; c++) {
@@ -539,11 +562,65 @@ static bool tok_compile(eng_tokenizer *t, const char *pattern, const char *name,
 /* Final steps shared by every form: added-token order and cache. */
 static bool tok_finish(eng_tokenizer *t) {
     qsort(t->added, t->n_added, sizeof *t->added, tok_added_cmp);
-    for (size_t i = 0; i < t->n_added; i++)
-        if (!t->added[i].special)
-            t->added_first[(unsigned char)t->pool.data[t->added[i].off]] = 1;
+    uint32_t cap = tok_pow2(t->n_added);
+    t->added_slots = calloc(cap, sizeof *t->added_slots);
+    t->added_lens = malloc((t->n_added ? t->n_added : 1) * sizeof *t->added_lens);
+    if (!t->added_slots || !t->added_lens)
+        return false;
+    t->added_mask = cap - 1;
+    /* Per first byte, count then fill the distinct lengths; the sort above is
+     * longest first, so each byte's list comes out in that order. */
+    uint32_t count[256] = {0}, last[256] = {0};
+    for (size_t i = 0; i < t->n_added; i++) {
+        const tok_added *a = &t->added[i];
+        if (a->special)
+            continue;
+        unsigned char c = (unsigned char)t->pool.data[a->off];
+        t->added_first[c] = 1;
+        if (last[c] != a->len)
+            count[c]++;
+        last[c] = a->len;
+        const char *s = t->pool.data + a->off;
+        for (uint32_t k = (uint32_t)tok_hash(s, a->len) & t->added_mask;;
+             k = (k + 1) & t->added_mask) {
+            uint32_t v = t->added_slots[k];
+            if (!v) {
+                t->added_slots[k] = (uint32_t)i + 1;
+                break;
+            }
+            const tok_added *o = &t->added[v - 1];
+            if (o->len == a->len && memcmp(t->pool.data + o->off, s, a->len) == 0)
+                break; /* same content: the first (lower id) wins */
+        }
+    }
+    t->added_len_off[0] = 0;
+    for (int c = 0; c < 256; c++)
+        t->added_len_off[c + 1] = t->added_len_off[c] + count[c];
+    uint32_t fill[256];
+    memcpy(fill, t->added_len_off, sizeof fill);
+    memset(last, 0, sizeof last);
+    for (size_t i = 0; i < t->n_added; i++) {
+        const tok_added *a = &t->added[i];
+        unsigned char c = (unsigned char)t->pool.data[a->off];
+        if (!a->special && last[c] != a->len)
+            t->added_lens[fill[c]++] = a->len;
+        if (!a->special)
+            last[c] = a->len;
+    }
     t->cache = calloc(CACHE_SLOTS, sizeof *t->cache);
     return t->cache != NULL;
+}
+
+/* The matchable added token spelled s[0..n), or NULL. */
+static const tok_added *tok_added_lookup(const eng_tokenizer *t, const char *s, size_t n) {
+    for (uint32_t k = (uint32_t)tok_hash(s, n) & t->added_mask;; k = (k + 1) & t->added_mask) {
+        uint32_t v = t->added_slots[k];
+        if (!v)
+            return NULL;
+        const tok_added *a = &t->added[v - 1];
+        if (a->len == n && memcmp(t->pool.data + a->off, s, n) == 0)
+            return a;
+    }
 }
 
 static void tok_builder_init(tok_builder *b, eng_tokenizer *t, const char *name, eng_error *err) {
@@ -1443,6 +1520,8 @@ void eng_tokenizer_free(eng_tokenizer *t) {
     for (int i = 0; i < t->n_re; i++)
         pcre2_code_free(t->re[i]);
     free(t->added);
+    free(t->added_slots);
+    free(t->added_lens);
     free(t->merge_keys);
     free(t->merge_rank);
     free(t->merge_out);
@@ -1860,23 +1939,20 @@ static bool tok_spm_char(const eng_tokenizer *t, const char *c, size_t n, bool v
     return true;
 }
 
-/* A segment (text between added tokens) of a SentencePiece-style tokenizer:
- * one BPE word, as in Hugging Face, whose pre-tokenizer finds no space to
- * split on once the normalizer has made every space U+2581. Characters map to
- * pieces (tok_spm_char); invalid UTF-8 bytes, which Hugging Face cannot take,
- * become their byte tokens, so decoding restores them exactly. The merge loop
- * is the heap one above for long segments: O(n log n), never quadratic. */
-static base_status tok_spm_segment(eng_tokenizer *t, tok_scratch *s, const char *p, size_t n,
-                                   tok_out *o) {
-    if (n == 0)
-        return BASE_OK;
-    if (t->ignore_merges && !t->spm_prepend) {
+/* One word of a SentencePiece-style segment (see tok_spm_segment), with a
+ * U+2581 in front when prepend. Characters map to pieces (tok_spm_char);
+ * invalid UTF-8 bytes, which Hugging Face cannot take, become their byte
+ * tokens, so decoding restores them exactly. Long words merge through the
+ * heap: O(n log n), never quadratic. */
+static base_status tok_spm_word(eng_tokenizer *t, tok_scratch *s, const char *p, size_t n,
+                                bool prepend, tok_out *o) {
+    if (t->ignore_merges && !prepend) {
         int32_t id = tok_vocab_find(t, p, n);
         if (id >= 0)
             return tok_push(o, id) ? BASE_OK : BASE_ERR_NOMEM;
     }
     uint64_t h = 0;
-    bool cacheable = n <= CACHE_PIECE_MAX;
+    bool cacheable = n <= CACHE_PIECE_MAX && !prepend;
     if (cacheable) {
         bool hit;
         h = tok_hash(p, n);
@@ -1890,12 +1966,21 @@ static base_status tok_spm_segment(eng_tokenizer *t, tok_scratch *s, const char 
         return BASE_ERR_NOMEM;
     size_t m = 0;
     bool pend = false;
-    if (t->spm_prepend && !tok_spm_char(t, " ", 1, true, s->sym, &m, &pend))
+    if (prepend && !tok_spm_char(t, " ", 1, true, s->sym, &m, &pend))
         return BASE_ERR_UNSUPPORTED;
     for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x80 && t->ascii_id[c] >= 0) { /* the common case, without hashing */
+            if (pend)
+                s->sym[m++] = t->unk_id;
+            pend = false;
+            s->sym[m++] = t->ascii_id[c];
+            i++;
+            continue;
+        }
         uint32_t cp;
-        size_t l = (unsigned char)p[i] < 0x80 ? 1 : base_utf8_decode(p + i, n - i, &cp);
-        bool valid = l > 1 || (unsigned char)p[i] < 0x80;
+        size_t l = c < 0x80 ? 1 : base_utf8_decode(p + i, n - i, &cp);
+        bool valid = l > 1 || c < 0x80;
         if (!tok_spm_char(t, p + i, l, valid, s->sym, &m, &pend))
             return BASE_ERR_UNSUPPORTED;
         i += l;
@@ -1913,6 +1998,43 @@ static base_status tok_spm_segment(eng_tokenizer *t, tok_scratch *s, const char 
     return BASE_OK;
 }
 
+static bool tok_spm_is_space_at(const char *p, size_t n, size_t i) {
+    return p[i] == ' ' || (n - i >= 3 && memcmp(p + i, TOK_SPM_SPACE, 3) == 0);
+}
+
+/* A segment (text between added tokens) of a SentencePiece-style tokenizer.
+ * Hugging Face BPE-merges it as one word: its pre-tokenizer (Split on " ")
+ * finds no space once the normalizer has made every space U+2581. A merge
+ * can only join two symbols into a vocabulary piece, so where no piece
+ * contains "X U+2581" (X not a space) no merge ever crosses the start of a
+ * space run after X, and the segment may be cut there into words that merge
+ * independently, with the same ids, and are cached like byte-level pieces.
+ * spm_nosplit marks the last bytes of such X (Gemma: only ">", from
+ * ">U+2581</"); a segment of a tokenizer with ignore_merges stays whole. */
+static base_status tok_spm_segment(eng_tokenizer *t, tok_scratch *s, const char *p, size_t n,
+                                   tok_out *o) {
+    if (n == 0)
+        return BASE_OK;
+    if (t->ignore_merges || t->space_id < 0)
+        return tok_spm_word(t, s, p, n, t->spm_prepend, o);
+    size_t w = 0;
+    bool first = true;
+    for (size_t i = 1; i < n; i++) {
+        if (!tok_spm_is_space_at(p, n, i))
+            continue;
+        unsigned char prev = (unsigned char)p[i - 1];
+        bool prev_space = prev == ' ' || (i >= 3 && memcmp(p + i - 3, TOK_SPM_SPACE, 3) == 0);
+        if (prev_space || t->spm_nosplit[prev])
+            continue;
+        base_status st = tok_spm_word(t, s, p + w, i - w, first && t->spm_prepend, o);
+        if (st != BASE_OK)
+            return st;
+        first = false;
+        w = i;
+    }
+    return tok_spm_word(t, s, p + w, n - w, first && t->spm_prepend, o);
+}
+
 static bool tok_is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -1921,11 +2043,15 @@ static bool tok_is_space(char c) {
 static bool tok_find_added(const eng_tokenizer *t, const char *p, size_t n, size_t from, size_t *ms,
                            size_t *me, int32_t *id) {
     for (size_t i = from; i < n; i++) {
-        if (!t->added_first[(unsigned char)p[i]])
+        unsigned char c = (unsigned char)p[i];
+        if (!t->added_first[c])
             continue;
-        for (size_t k = 0; k < t->n_added; k++) { /* longest first */
-            const tok_added *a = &t->added[k];
-            if (a->special || a->len > n - i || memcmp(p + i, t->pool.data + a->off, a->len) != 0)
+        for (uint32_t k = t->added_len_off[c]; k < t->added_len_off[c + 1];
+             k++) { /* longest first */
+            if (t->added_lens[k] > n - i)
+                continue;
+            const tok_added *a = tok_added_lookup(t, p + i, t->added_lens[k]);
+            if (!a)
                 continue;
             size_t s = i, e = i + a->len;
             if (a->lstrip)
