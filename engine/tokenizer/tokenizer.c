@@ -873,6 +873,11 @@ nomem:
 
 /* Builds a tokenizer from a parsed tokenizer.json (and, for SentencePiece-
  * style ones, the tokenizer_config.json beside it, NULL when none); frees doc. */
+/* Stands for a tokenizer_config.json that exists but cannot be read or
+ * parsed: byte-level tokenizers do not use the file, SentencePiece-style
+ * ones refuse to load without their special tokens. */
+static const eng__json tok_bad_config;
+
 static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const eng__json *config, const char *name,
                                    eng_error *err) {
     tok_builder b;
@@ -967,6 +972,11 @@ static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const eng__json *config, 
         }
     }
     if (t->spm) {
+        if (config == &tok_bad_config) {
+            tok_set_err(err, BASE_ERR_PARSE,
+                        "%s: the tokenizer_config.json beside it cannot be read or parsed", name);
+            goto fail_b;
+        }
         if (!tok_json_spm(t, root, name, err) || !tok_json_config(&b, config, name, err))
             goto fail_b;
     } else {
@@ -1496,13 +1506,14 @@ eng_tokenizer *eng_tokenizer_load(const char *dir, eng_error *err) {
      * tokenizer_config.json (Gemma 4). */
     eng__json_doc *cfg = NULL;
     bool missing = true;
-    if (path && !(cfg = tok_read_json(dir, "tokenizer_config.json", &missing, err)) && !missing) {
-        free(text);
-        free(path);
-        return NULL;
-    }
-    eng_tokenizer *t = tok_from_doc(eng__json_parse_owned(text, len, err),
-                                    cfg ? eng__json_root(cfg) : NULL, file, err);
+    const eng__json *config = NULL;
+    if (path && !(cfg = tok_read_json(dir, "tokenizer_config.json", &missing, err)) && !missing)
+        config = &tok_bad_config; /* fatal only where it would be used */
+    else if (cfg)
+        config = eng__json_root(cfg);
+    if (err && config == &tok_bad_config)
+        memset(err, 0, sizeof *err);
+    eng_tokenizer *t = tok_from_doc(eng__json_parse_owned(text, len, err), config, file, err);
     eng__json_free(cfg);
     free(path);
     return t;

@@ -2,6 +2,7 @@
  * tokenizer.json), the plain-text rule for special tokens, invalid UTF-8,
  * special ids by content, and the three file forms on a hand-checkable tiny
  * vocabulary. */
+#define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "engine.h"
 #include "tokenizer_impl.h"
@@ -9,8 +10,11 @@
 #include "data/fixed_cases.h"
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef TOK_TEST_DATA
 #error "TOK_TEST_DATA must name tests/tokenizer/data"
@@ -299,6 +303,42 @@ static void test_tiny_spm(void) {
     eng_tokenizer_free(t);
 }
 
+/* Copies data/<sub>/tokenizer.json into a fresh directory beside a malformed
+ * tokenizer_config.json and loads it: a SentencePiece-style tokenizer must
+ * refuse (its special tokens may live there), a byte-level one ignores it. */
+static void test_bad_config(const char *sub, bool want_ok) {
+    char dir[] = "/tmp/infilld-tokcfg-XXXXXX", src[512], dst[600];
+    if (!mkdtemp(dir)) {
+        CHECK(false);
+        return;
+    }
+    snprintf(src, sizeof src, "%s/%s/tokenizer.json", TOK_TEST_DATA, sub);
+    char *text = NULL;
+    size_t len = 0;
+    CHECK_EQ_I(base_read_file(src, &text, &len), BASE_OK);
+    snprintf(dst, sizeof dst, "%s/tokenizer.json", dir);
+    FILE *f = fopen(dst, "wb");
+    CHECK(f && text && fwrite(text, 1, len, f) == len);
+    if (f)
+        fclose(f);
+    free(text);
+    char cfg[600];
+    snprintf(cfg, sizeof cfg, "%s/tokenizer_config.json", dir);
+    f = fopen(cfg, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("{\"added_tokens_decoder\": ", f);
+        fclose(f);
+    }
+    eng_error err = {0};
+    eng_tokenizer *t = eng_tokenizer_load(dir, &err);
+    CHECK(want_ok ? t != NULL : (t == NULL && strstr(err.msg, "tokenizer_config.json") != NULL));
+    eng_tokenizer_free(t);
+    remove(cfg);
+    remove(dst);
+    rmdir(dir);
+}
+
 /* The real Gemma 3 tokenizer (262,144 pieces; tests/tokenizer/agree_gemma.js
  * compares it with Hugging Face on thousands of strings). */
 static void test_gemma(void) {
@@ -419,6 +459,8 @@ int main(void) {
     test_tiny("tiny_pairs");
     test_tiny("tiny_vocab");
     test_tiny_spm();
+    test_bad_config("tiny_spm", false);
+    test_bad_config("tiny_json", true);
     FILE *g = fopen(TOK_GEMMA_DIR "/tokenizer.json", "rb");
     if (g) {
         fclose(g);
