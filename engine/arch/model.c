@@ -841,6 +841,62 @@ static base_status eng__gg_unpermute(eng_model *m, eng_tensor *t, int n_head, en
     return BASE_OK;
 }
 
+/* SentencePiece-style tokenizer.ggml.* (Gemma: "gemma4" with merges, "llama"
+ * with scores only): tokens, scores, token_type, merges where present. */
+static eng_tokenizer *eng__gg_tok_spm(const eng__gg_file *g, const char *path, const char *model,
+                                      int vocab_size, eng_error *err) {
+    const eng__gg_kv *tk = eng__gg_get(g, "tokenizer.ggml.tokens");
+    const eng__gg_kv *ty = eng__gg_get(g, "tokenizer.ggml.token_type");
+    const eng__gg_kv *sc = eng__gg_get(g, "tokenizer.ggml.scores");
+    const eng__gg_kv *mg = eng__gg_get(g, "tokenizer.ggml.merges");
+    if (!tk || tk->type != ENG__GV_ARR || tk->elem != ENG__GV_STR) {
+        eng__err(err, BASE_ERR_MODEL, "%s: missing string array 'tokenizer.ggml.tokens'", path);
+        return NULL;
+    }
+    if ((mg && (mg->type != ENG__GV_ARR || mg->elem != ENG__GV_STR)) ||
+        (ty && (ty->type != ENG__GV_ARR || ty->elem != ENG__GV_I32 || ty->count != tk->count)) ||
+        (sc && (sc->type != ENG__GV_ARR || sc->elem != ENG__GV_F32 || sc->count != tk->count))) {
+        eng__err(err, BASE_ERR_MODEL,
+                 "%s: tokenizer.ggml.merges must be strings, token_type i32 and scores f32 "
+                 "arrays as long as the token list",
+                 path);
+        return NULL;
+    }
+    if (vocab_size > 0 && tk->count > (uint64_t)vocab_size) {
+        eng__err(err, BASE_ERR_MODEL, "%s: %llu tokens but the embedding has %d rows", path,
+                 (unsigned long long)tk->count, vocab_size);
+        return NULL;
+    }
+    /* llama.cpp's default for SentencePiece files is a space prefix; Gemma's
+     * converter writes false. */
+    bool prefix = strcmp(model, "llama") == 0, bad = false;
+    eng__gg_get_bool(g, "tokenizer.ggml.add_space_prefix", &prefix, &bad);
+    if (bad) {
+        eng__err(err, BASE_ERR_MODEL, "%s: 'tokenizer.ggml.add_space_prefix' is not a bool", path);
+        return NULL;
+    }
+    size_t n = (size_t)tk->count;
+    /* Packed little-endian elements may be unaligned: copied out. */
+    int32_t *types = ty ? malloc((n ? n : 1) * sizeof *types) : NULL;
+    float *scores = sc ? malloc((n ? n : 1) * sizeof *scores) : NULL;
+    if ((ty && !types) || (sc && !scores)) {
+        free(types);
+        free(scores);
+        eng__err(err, BASE_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (types)
+        memcpy(types, ty->arr, n * sizeof *types);
+    if (scores)
+        memcpy(scores, sc->arr, n * sizeof *scores);
+    eng_tokenizer *t =
+        eng__tokenizer_from_gguf_spm(path, tk->strs, n, scores, types, mg ? mg->strs : NULL,
+                                     mg ? (size_t)mg->count : 0, prefix, err);
+    free(types);
+    free(scores);
+    return t;
+}
+
 /* The tokenizer of tokenizer.ggml.* (vocab_size: the embedding's rows, or 0). */
 static eng_tokenizer *eng__gg_tok_new(const eng__gg_file *g, const char *path, int vocab_size,
                                       eng_error *err) {
@@ -850,10 +906,13 @@ static eng_tokenizer *eng__gg_tok_new(const eng__gg_file *g, const char *path, i
         eng__err(err, BASE_ERR_MODEL, "%s: missing 'tokenizer.ggml.model'", path);
         return NULL;
     }
+    if (strcmp(model, "gemma4") == 0 || strcmp(model, "llama") == 0)
+        return eng__gg_tok_spm(g, path, model, vocab_size, err);
     if (strcmp(model, "gpt2") != 0) {
         eng__err(err, BASE_ERR_UNSUPPORTED,
-                 "%s: tokenizer.ggml.model '%s' (infilld reads byte-level BPE, 'gpt2')", path,
-                 model);
+                 "%s: tokenizer.ggml.model '%s' (infilld reads byte-level BPE 'gpt2' and "
+                 "SentencePiece-style 'gemma4' / 'llama')",
+                 path, model);
         return NULL;
     }
     eng__gg_get_str(g, "tokenizer.ggml.pre", pre, sizeof pre, &bad);

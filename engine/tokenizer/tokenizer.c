@@ -35,6 +35,7 @@
 #include "tokenizer_impl.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pcre2.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@
 #define TOK_PRESENT 1u
 #define TOK_ADDED 2u
 #define TOK_SPECIAL 4u
+#define TOK_BYTE 8u /* SentencePiece byte-fallback token <0xNN>: not in the vocab hash */
 
 /* Pieces up to this many bytes merge by linear scan; longer ones use a heap. */
 #define BPE_LINEAR_MAX 48
@@ -97,11 +99,31 @@ struct eng_tokenizer {
     int32_t unk_id;       /* -1 when none */
     bool nfc;
     bool ignore_merges;
+    /* SentencePiece-style BPE (Gemma, Llama 2): vocabulary strings spell a
+     * space as U+2581 and are stored with a plain space; characters outside
+     * the vocabulary fall back to their <0xNN> byte tokens (byte_id); the
+     * text is not pre-tokenized, so each segment between added tokens is one
+     * BPE word. */
+    bool spm;
+    bool spm_prepend; /* normalizer Prepend("▁"): each segment starts with a space */
+    bool fuse_unk;
+    int32_t space_id;         /* spm: id of "▁", -1 if none */
+    int32_t ascii_id[128];    /* spm: piece of each ASCII character, -1 if none */
+    uint8_t spm_nosplit[256]; /* spm: see tok_spm_segment */
 
     tok_added *added; /* [n_added], longest content first */
     size_t n_added;
     /* 1 when a matchable (non-special) added token starts with the byte */
     uint8_t added_first[256];
+    /* Matchable added tokens by content (index into added + 1; 0 = empty),
+     * and per first byte the distinct content lengths, longest first
+     * (added_lens[added_len_off[c] .. added_len_off[c + 1])): Gemma has 6,400
+     * added tokens, most starting with '<', so a linear scan at every '<' or
+     * newline would dominate encoding. */
+    uint32_t *added_slots;
+    uint32_t added_mask;
+    uint32_t *added_lens;
+    uint32_t added_len_off[257];
 
     /* Pre-tokenizer: regex splits applied in sequence, each to every piece of
      * the previous one (Split, Digits, ByteLevel's own regex); none = the whole
@@ -145,6 +167,47 @@ static size_t tok_bytelevel_to_raw(const int16_t *u2b, const char *s, size_t n, 
         i += l;
     }
     return o;
+}
+
+/* ---- SentencePiece pieces ----------------------------------------------------- */
+
+#define TOK_SPM_SPACE "\xe2\x96\x81" /* U+2581, SentencePiece's space */
+
+/* The byte of a "<0xNN>" piece (upper-case hex, as Hugging Face spells it), or -1. */
+static int tok_spm_byte(const char *s, size_t n) {
+    if (n != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>')
+        return -1;
+    int v = 0;
+    for (int i = 3; i < 5; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* Copies s[0..n) to out (room for n) with every U+2581 as a space; returns
+ * the new length. */
+static size_t tok_spm_to_raw(const char *s, size_t n, char *out) {
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        if (n - i >= 3 && memcmp(s + i, TOK_SPM_SPACE, 3) == 0) {
+            out[o++] = ' ';
+            i += 3;
+        } else {
+            out[o++] = s[i++];
+        }
+    }
+    return o;
+}
+
+static bool tok_spm_has_space(const char *s, size_t n) {
+    for (size_t i = 0; i + 3 <= n; i++)
+        if (memcmp(s + i, TOK_SPM_SPACE, 3) == 0)
+            return true;
+    return false;
 }
 
 /* ---- hashing ---------------------------------------------------------------- */
@@ -193,6 +256,8 @@ static int32_t tok_vocab_find(const eng_tokenizer *t, const char *s, size_t n) {
 static void tok_vocab_insert(eng_tokenizer *t, uint32_t id) {
     const char *s = t->pool.data + t->tok_off[id];
     size_t n = t->tok_len[id];
+    if (t->tok_flags[id] & TOK_BYTE)
+        return; /* "a" is the piece a, not the fallback byte <0x61> */
     uint64_t h = tok_hash(s, n), tag = h >> 32 << 32;
     for (uint32_t i = (uint32_t)h & t->vocab_mask;; i = (i + 1) & t->vocab_mask) {
         uint64_t v = t->vocab_slots[i];
@@ -257,6 +322,7 @@ static eng_tokenizer *tok_new(void) {
         return NULL;
     base_buf_init(&t->pool);
     t->unk_id = -1;
+    t->space_id = -1;
     for (int i = 0; i < 256; i++)
         t->byte_id[i] = -1;
     pthread_mutex_init(&t->cache_lock, NULL);
@@ -304,6 +370,7 @@ static bool tok_set_token(eng_tokenizer *t, int64_t id, const char *s, size_t n,
 typedef struct tok_builder {
     eng_tokenizer *t;
     int16_t u2b[324];
+    bool spm;  /* strings are SentencePiece pieces, not byte-level */
     char *tmp; /* scratch for byte-level → raw conversions */
     size_t tmp_cap;
     const char *name;
@@ -324,9 +391,20 @@ static bool tok_tmp(tok_builder *b, size_t n) {
 static bool tok_add_vocab(tok_builder *b, const char *s, size_t n, int64_t id) {
     if (!tok_tmp(b, n + 1))
         return false;
-    size_t raw = tok_bytelevel_to_raw(b->u2b, s, n, b->tmp);
-    bool ok = raw == SIZE_MAX ? tok_set_token(b->t, id, s, n, 0)
-                              : tok_set_token(b->t, id, b->tmp, raw, 0);
+    bool ok;
+    int byte = b->spm ? tok_spm_byte(s, n) : -1;
+    if (byte >= 0) {
+        char c = (char)byte;
+        ok = tok_set_token(b->t, id, &c, 1, TOK_BYTE);
+        if (ok && b->t->byte_id[byte] < 0)
+            b->t->byte_id[byte] = (int32_t)id;
+    } else if (b->spm) {
+        ok = tok_set_token(b->t, id, b->tmp, tok_spm_to_raw(s, n, b->tmp), 0);
+    } else {
+        size_t raw = tok_bytelevel_to_raw(b->u2b, s, n, b->tmp);
+        ok = raw == SIZE_MAX ? tok_set_token(b->t, id, s, n, 0)
+                             : tok_set_token(b->t, id, b->tmp, raw, 0);
+    }
     if (!ok)
         tok_set_err(b->err, BASE_ERR_MODEL, "%s: bad vocabulary entry (id %lld)", b->name,
                     (long long)id);
@@ -337,6 +415,12 @@ static bool tok_add_vocab(tok_builder *b, const char *s, size_t n, int64_t id) {
 static int32_t tok_lookup_bl(tok_builder *b, const char *s, size_t n) {
     if (!tok_tmp(b, n + 1))
         return -1;
+    if (b->spm) {
+        int byte = tok_spm_byte(s, n);
+        if (byte >= 0)
+            return b->t->byte_id[byte];
+        return tok_vocab_find(b->t, b->tmp, tok_spm_to_raw(s, n, b->tmp));
+    }
     size_t raw = tok_bytelevel_to_raw(b->u2b, s, n, b->tmp);
     return raw == SIZE_MAX ? tok_vocab_find(b->t, s, n) : tok_vocab_find(b->t, b->tmp, raw);
 }
@@ -351,6 +435,22 @@ static bool tok_index_vocab(eng_tokenizer *t) {
     for (uint32_t id = 0; id < t->n_ids; id++)
         if (t->tok_flags[id] & TOK_PRESENT)
             tok_vocab_insert(t, id);
+    if (t->spm) { /* byte_id holds the <0xNN> tokens, set while reading them */
+        t->space_id = tok_vocab_find(t, " ", 1);
+        for (int c = 0; c < 128; c++) {
+            char ch = (char)c;
+            t->ascii_id[c] = tok_vocab_find(t, &ch, 1);
+        }
+        for (uint32_t id = 0; id < t->n_ids; id++) {
+            if ((t->tok_flags[id] & TOK_BYTE) || !(t->tok_flags[id] & TOK_PRESENT))
+                continue;
+            const char *s = t->pool.data + t->tok_off[id];
+            for (uint32_t k = 1; k < t->tok_len[id]; k++)
+                if (s[k] == ' ' && s[k - 1] != ' ')
+                    t->spm_nosplit[(unsigned char)s[k - 1]] = 1;
+        }
+        return true;
+    }
     for (int c = 0; c < 256; c++) {
         char ch = (char)c;
         t->byte_id[c] = tok_vocab_find(t, &ch, 1);
@@ -380,6 +480,13 @@ static bool tok_add_merge(tok_builder *b, const char *l, size_t ln, const char *
         return false;
     }
     eng_tokenizer *t = b->t;
+    if ((t->tok_flags[a] | t->tok_flags[c]) & TOK_BYTE) {
+        /* Hugging Face would look up "<0xNN>..." as a string; no real
+         * vocabulary has such a piece. */
+        tok_set_err(b->err, BASE_ERR_UNSUPPORTED, "%s: merge %u joins a byte-fallback token",
+                    b->name, rank);
+        return false;
+    }
     size_t la = t->tok_len[a], lc = t->tok_len[c];
     if (!tok_tmp(b, la + lc + 1))
         return false;
@@ -410,6 +517,14 @@ static bool tok_add_added(eng_tokenizer *t, const char *content, size_t n, int64
                                   .special = special,
                                   .lstrip = lstrip,
                                   .rstrip = rstrip};
+    if (t->spm && tok_spm_has_space(content, n)) {
+        /* Matched as written (Gemma's "\u2581\u2581" tokens match U+2581 text)
+         * but decoded like every piece, U+2581 as a space. */
+        char *raw = malloc(n);
+        bool ok = raw && tok_set_token(t, id, raw, tok_spm_to_raw(content, n, raw), 0);
+        free(raw);
+        return ok;
+    }
     return true;
 }
 
@@ -447,11 +562,65 @@ static bool tok_compile(eng_tokenizer *t, const char *pattern, const char *name,
 /* Final steps shared by every form: added-token order and cache. */
 static bool tok_finish(eng_tokenizer *t) {
     qsort(t->added, t->n_added, sizeof *t->added, tok_added_cmp);
-    for (size_t i = 0; i < t->n_added; i++)
-        if (!t->added[i].special)
-            t->added_first[(unsigned char)t->pool.data[t->added[i].off]] = 1;
+    uint32_t cap = tok_pow2(t->n_added);
+    t->added_slots = calloc(cap, sizeof *t->added_slots);
+    t->added_lens = malloc((t->n_added ? t->n_added : 1) * sizeof *t->added_lens);
+    if (!t->added_slots || !t->added_lens)
+        return false;
+    t->added_mask = cap - 1;
+    /* Per first byte, count then fill the distinct lengths; the sort above is
+     * longest first, so each byte's list comes out in that order. */
+    uint32_t count[256] = {0}, last[256] = {0};
+    for (size_t i = 0; i < t->n_added; i++) {
+        const tok_added *a = &t->added[i];
+        if (a->special)
+            continue;
+        unsigned char c = (unsigned char)t->pool.data[a->off];
+        t->added_first[c] = 1;
+        if (last[c] != a->len)
+            count[c]++;
+        last[c] = a->len;
+        const char *s = t->pool.data + a->off;
+        for (uint32_t k = (uint32_t)tok_hash(s, a->len) & t->added_mask;;
+             k = (k + 1) & t->added_mask) {
+            uint32_t v = t->added_slots[k];
+            if (!v) {
+                t->added_slots[k] = (uint32_t)i + 1;
+                break;
+            }
+            const tok_added *o = &t->added[v - 1];
+            if (o->len == a->len && memcmp(t->pool.data + o->off, s, a->len) == 0)
+                break; /* same content: the first (lower id) wins */
+        }
+    }
+    t->added_len_off[0] = 0;
+    for (int c = 0; c < 256; c++)
+        t->added_len_off[c + 1] = t->added_len_off[c] + count[c];
+    uint32_t fill[256];
+    memcpy(fill, t->added_len_off, sizeof fill);
+    memset(last, 0, sizeof last);
+    for (size_t i = 0; i < t->n_added; i++) {
+        const tok_added *a = &t->added[i];
+        unsigned char c = (unsigned char)t->pool.data[a->off];
+        if (!a->special && last[c] != a->len)
+            t->added_lens[fill[c]++] = a->len;
+        if (!a->special)
+            last[c] = a->len;
+    }
     t->cache = calloc(CACHE_SLOTS, sizeof *t->cache);
     return t->cache != NULL;
+}
+
+/* The matchable added token spelled s[0..n), or NULL. */
+static const tok_added *tok_added_lookup(const eng_tokenizer *t, const char *s, size_t n) {
+    for (uint32_t k = (uint32_t)tok_hash(s, n) & t->added_mask;; k = (k + 1) & t->added_mask) {
+        uint32_t v = t->added_slots[k];
+        if (!v)
+            return NULL;
+        const tok_added *a = &t->added[v - 1];
+        if (a->len == n && memcmp(t->pool.data + a->off, s, n) == 0)
+            return a;
+    }
 }
 
 static void tok_builder_init(tok_builder *b, eng_tokenizer *t, const char *name, eng_error *err) {
@@ -545,8 +714,172 @@ unsupported:
     return false;
 }
 
-/* Builds a tokenizer from a parsed tokenizer.json; frees doc. */
-static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const char *name, eng_error *err) {
+static bool tok_json_is(const eng__json *o, const char *key, const char *want) {
+    const char *v = eng__json_str(eng__json_get(o, key));
+    return v && strcmp(v, want) == 0;
+}
+
+/* Normalizer, pre-tokenizer and decoder of a SentencePiece-style BPE as
+ * Gemma's tokenizer.json spells them: Replace(" " -> U+2581), optionally with
+ * Prepend(U+2581); no pre-tokenizer, or a Split on " " (which finds no space
+ * once the normalizer has replaced them all); a decoder that undoes exactly
+ * that: Replace(U+2581 -> " "), ByteFallback, optionally Fuse. Anything else
+ * (Metaspace, Strip, ...) would tokenize or decode differently: refused. */
+static bool tok_json_spm(eng_tokenizer *t, const eng__json *root, const char *name,
+                         eng_error *err) {
+    const eng__json *nm = eng__json_get(root, "normalizer"), *list = nm;
+    size_t n = nm && nm->type == ENG_JSON_OBJ ? 1 : 0;
+    if (tok_json_is(nm, "type", "Sequence")) {
+        list = eng__json_get(nm, "normalizers");
+        n = list && list->type == ENG_JSON_ARR ? list->n : 0;
+        list = n ? list->u.items : NULL;
+    }
+    bool replace = false;
+    for (size_t i = 0; i < n; i++) {
+        const eng__json *x = &list[i];
+        if (tok_json_is(x, "type", "Replace") &&
+            tok_json_is(eng__json_get(x, "pattern"), "String", " ") &&
+            tok_json_is(x, "content", TOK_SPM_SPACE))
+            replace = true;
+        else if (tok_json_is(x, "type", "Prepend") && tok_json_is(x, "prepend", TOK_SPM_SPACE))
+            t->spm_prepend = true;
+        else
+            replace = false, n = 0;
+    }
+    if (!replace) {
+        tok_set_err(err, BASE_ERR_UNSUPPORTED,
+                    "%s: byte_fallback BPE needs the normalizer Replace(\" \" -> \"\u2581\") "
+                    "(optionally with Prepend(\"\u2581\")) and nothing else",
+                    name);
+        return false;
+    }
+    const eng__json *pt = eng__json_get(root, "pre_tokenizer");
+    if (pt && pt->type != ENG_JSON_NULL &&
+        !(tok_json_is(pt, "type", "Split") &&
+          tok_json_is(eng__json_get(pt, "pattern"), "String", " ") &&
+          !eng__json_bool(eng__json_get(pt, "invert"), false))) {
+        tok_set_err(err, BASE_ERR_UNSUPPORTED,
+                    "%s: byte_fallback BPE supports no pre-tokenizer or Split on \" \" only", name);
+        return false;
+    }
+    const eng__json *dc = eng__json_get(root, "decoder");
+    list = dc;
+    n = dc && dc->type == ENG_JSON_OBJ ? 1 : 0;
+    if (tok_json_is(dc, "type", "Sequence")) {
+        list = eng__json_get(dc, "decoders");
+        n = list && list->type == ENG_JSON_ARR ? list->n : 0;
+        list = n ? list->u.items : NULL;
+    }
+    bool unspace = false, fallback = false, ok = n > 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        const eng__json *x = &list[i];
+        if (tok_json_is(x, "type", "Replace") &&
+            tok_json_is(eng__json_get(x, "pattern"), "String", TOK_SPM_SPACE) &&
+            tok_json_is(x, "content", " "))
+            unspace = true;
+        else if (tok_json_is(x, "type", "ByteFallback"))
+            fallback = true;
+        else
+            ok = tok_json_is(x, "type", "Fuse");
+    }
+    if (!ok || !unspace || !fallback) {
+        tok_set_err(err, BASE_ERR_UNSUPPORTED,
+                    "%s: byte_fallback BPE needs the decoder Replace(\"\u2581\" -> \" \"), "
+                    "ByteFallback, Fuse and nothing else",
+                    name);
+        return false;
+    }
+    return true;
+}
+
+/* Marks the token spelled content[0..n) special: an added token already, or a
+ * vocabulary piece that becomes one. A name the vocabulary lacks is skipped
+ * (transformers would append a new id the model has no embedding for). */
+static bool tok_mark_special(tok_builder *b, const char *content, size_t n) {
+    eng_tokenizer *t = b->t;
+    for (size_t k = 0; k < t->n_added; k++) {
+        tok_added *a = &t->added[k];
+        if (a->len == n && memcmp(t->pool.data + a->off, content, n) == 0) {
+            a->special = true;
+            t->tok_flags[a->id] |= TOK_SPECIAL;
+            return true;
+        }
+    }
+    int32_t id = n ? tok_lookup_bl(b, content, n) : -1;
+    return id < 0 || tok_add_added(t, content, n, id, true, false, false);
+}
+
+/* The content of a token named in tokenizer_config.json: a string or an
+ * AddedToken object ({"content": ...}); NULL otherwise. */
+static const eng__json *tok_config_content(const eng__json *v) {
+    if (v && v->type == ENG_JSON_STR)
+        return v;
+    const eng__json *c = eng__json_get(v, "content");
+    return c && c->type == ENG_JSON_STR ? c : NULL;
+}
+
+/* tokenizer_config.json next to a SentencePiece-style tokenizer.json. Gemma 4
+ * declares its control tokens there (added_tokens_decoder, the *_token names,
+ * additional_special_tokens, extra_special_tokens); transformers adds them to
+ * the tokenizer as special tokens, so user text never produces them. Nothing
+ * about them is known in advance: they come from the model's own files. */
+static bool tok_json_config(tok_builder *b, const eng__json *cfg, const char *name,
+                            eng_error *err) {
+    eng_tokenizer *t = b->t;
+    if (!cfg || cfg->type != ENG_JSON_OBJ)
+        return true;
+    const eng__json *dec = eng__json_get(cfg, "added_tokens_decoder");
+    for (uint32_t i = 0; dec && dec->type == ENG_JSON_OBJ && i < dec->n; i++) {
+        const eng__json *a = &dec->u.items[2 * i + 1];
+        const eng__json *content = eng__json_get(a, "content");
+        char *endp;
+        errno = 0;
+        long long id = strtoll(dec->u.items[2 * i].u.s, &endp, 10);
+        bool special = eng__json_bool(eng__json_get(a, "special"), false);
+        if (!content || content->type != ENG_JSON_STR || content->n == 0 || *endp || errno ||
+            id < 0 || id >= TOK_MAX_ID) {
+            tok_set_err(err, BASE_ERR_MODEL,
+                        "%s: tokenizer_config.json: added token %u is malformed", name, i);
+            return false;
+        }
+        bool known = (uint64_t)id < t->n_ids && (t->tok_flags[id] & TOK_ADDED);
+        bool ok = known ? (!special || tok_mark_special(b, content->u.s, content->n))
+                        : tok_add_added(t, content->u.s, content->n, id, special,
+                                        eng__json_bool(eng__json_get(a, "lstrip"), false),
+                                        eng__json_bool(eng__json_get(a, "rstrip"), false));
+        if (!ok)
+            goto nomem;
+    }
+    for (uint32_t i = 0; i < cfg->n; i++) {
+        const eng__json *k = &cfg->u.items[2 * i], *v = &cfg->u.items[2 * i + 1], *c;
+        bool named = k->n > 6 && strcmp(k->u.s + k->n - 6, "_token") == 0;
+        bool lists = strcmp(k->u.s, "additional_special_tokens") == 0 ||
+                     strcmp(k->u.s, "extra_special_tokens") == 0;
+        if (named && (c = tok_config_content(v)) && !tok_mark_special(b, c->u.s, c->n))
+            goto nomem;
+        if (!lists || (v->type != ENG_JSON_ARR && v->type != ENG_JSON_OBJ))
+            continue;
+        bool obj = v->type == ENG_JSON_OBJ; /* {name: token} or [token, ...] */
+        for (uint32_t j = 0; j < v->n; j++)
+            if ((c = tok_config_content(&v->u.items[obj ? 2 * j + 1 : j])) &&
+                !tok_mark_special(b, c->u.s, c->n))
+                goto nomem;
+    }
+    return true;
+nomem:
+    tok_set_err(err, BASE_ERR_NOMEM, "%s: out of memory", name);
+    return false;
+}
+
+/* Builds a tokenizer from a parsed tokenizer.json (and, for SentencePiece-
+ * style ones, the tokenizer_config.json beside it, NULL when none); frees doc. */
+/* Stands for a tokenizer_config.json that exists but cannot be read or
+ * parsed: byte-level tokenizers do not use the file, SentencePiece-style
+ * ones refuse to load without their special tokens. */
+static const eng__json tok_bad_config;
+
+static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const eng__json *config, const char *name,
+                                   eng_error *err) {
     tok_builder b;
     eng_tokenizer *t = tok_new();
     if (!t || !doc) {
@@ -573,12 +906,14 @@ static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const char *name, eng_err
     }
     const char *csp = eng__json_str(eng__json_get(model, "continuing_subword_prefix"));
     const char *eows = eng__json_str(eng__json_get(model, "end_of_word_suffix"));
-    if ((csp && *csp) || (eows && *eows) ||
-        eng__json_bool(eng__json_get(model, "byte_fallback"), false)) {
+    if ((csp && *csp) || (eows && *eows)) {
         tok_set_err(err, BASE_ERR_UNSUPPORTED,
-                    "%s: BPE with a subword prefix/suffix or byte_fallback is not supported", name);
+                    "%s: BPE with a subword prefix/suffix is not supported", name);
         goto fail_b;
     }
+    /* byte_fallback: the SentencePiece-style BPE of Gemma (and Llama 2). */
+    t->spm = b.spm = eng__json_bool(eng__json_get(model, "byte_fallback"), false);
+    t->fuse_unk = eng__json_bool(eng__json_get(model, "fuse_unk"), false);
     t->ignore_merges = eng__json_bool(eng__json_get(model, "ignore_merges"), false);
     if (!tok_reserve_ids(t, vocab->n))
         goto fail_nomem;
@@ -617,7 +952,7 @@ static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const char *name, eng_err
     }
     const char *unk = eng__json_str(eng__json_get(model, "unk_token"));
     if (unk)
-        t->unk_id = tok_vocab_find(t, unk, strlen(unk));
+        t->unk_id = tok_lookup_bl(&b, unk, strlen(unk));
 
     const eng__json *added = eng__json_get(root, "added_tokens");
     if (added && added->type == ENG_JSON_ARR) {
@@ -636,11 +971,21 @@ static eng_tokenizer *tok_from_doc(eng__json_doc *doc, const char *name, eng_err
             }
         }
     }
-    if (!tok_json_normalizer(t, eng__json_get(root, "normalizer"), name, err))
-        goto fail_b;
-    const eng__json *pt = eng__json_get(root, "pre_tokenizer");
-    if (pt && pt->type != ENG_JSON_NULL && !tok_json_pretok(t, pt, name, err))
-        goto fail_b;
+    if (t->spm) {
+        if (config == &tok_bad_config) {
+            tok_set_err(err, BASE_ERR_PARSE,
+                        "%s: the tokenizer_config.json beside it cannot be read or parsed", name);
+            goto fail_b;
+        }
+        if (!tok_json_spm(t, root, name, err) || !tok_json_config(&b, config, name, err))
+            goto fail_b;
+    } else {
+        if (!tok_json_normalizer(t, eng__json_get(root, "normalizer"), name, err))
+            goto fail_b;
+        const eng__json *pt = eng__json_get(root, "pre_tokenizer");
+        if (pt && pt->type != ENG_JSON_NULL && !tok_json_pretok(t, pt, name, err))
+            goto fail_b;
+    }
     if (!tok_finish(t))
         goto fail_nomem;
     free(b.tmp);
@@ -659,7 +1004,28 @@ fail:
 
 eng_tokenizer *eng__tokenizer_from_json(const char *text, size_t len, const char *name,
                                         eng_error *err) {
-    return tok_from_doc(eng__json_parse(text, len, err), name, err);
+    return tok_from_doc(eng__json_parse(text, len, err), NULL, name, err);
+}
+
+eng_tokenizer *eng__tokenizer_from_json_config(const char *text, size_t len, const char *config,
+                                               size_t config_len, const char *name,
+                                               eng_error *err) {
+    eng__json_doc *cfg = NULL;
+    if (config) {
+        cfg = eng__json_parse(config, config_len, err);
+        if (!cfg) {
+            if (err) {
+                char m[sizeof err->msg];
+                snprintf(m, sizeof m, "%s", err->msg);
+                tok_set_err(err, BASE_ERR_PARSE, "%s: tokenizer_config.json: %s", name, m);
+            }
+            return NULL;
+        }
+    }
+    eng_tokenizer *t =
+        tok_from_doc(eng__json_parse(text, len, err), cfg ? eng__json_root(cfg) : NULL, name, err);
+    eng__json_free(cfg);
+    return t;
 }
 
 /* ---- GGUF metadata ----------------------------------------------------------- */
@@ -766,6 +1132,152 @@ eng_tokenizer *eng__tokenizer_from_gguf(const char *name, const char *pre,
     t->nfc = nfc;
     if (!tok_compile(t, re, name, err))
         goto fail;
+    if (!tok_finish(t))
+        goto fail_nomem;
+    free(b.tmp);
+    return t;
+fail_nomem:
+    tok_set_err(err, BASE_ERR_NOMEM, "%s: out of memory loading the tokenizer", name);
+fail:
+    free(b.tmp);
+    eng_tokenizer_free(t);
+    return NULL;
+}
+
+/* ---- GGUF metadata, SentencePiece-style (tokenizer.ggml.model gemma4 / llama) -- */
+
+typedef struct tok_scored {
+    float score;
+    uint32_t id;
+} tok_scored;
+
+static int tok_score_cmp(const void *x, const void *y) {
+    const tok_scored *a = x, *b = y;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Without tokenizer.ggml.merges (llama.cpp's "llama" files, converted from a
+ * SentencePiece model): every split of a piece into two pieces is a merge,
+ * ranked by the score of the result, highest first (ties: lower id), which is
+ * llama.cpp's SPM rule of merging the adjacent pair whose union scores best,
+ * leftmost first. Byte-fallback tokens take part in no merge. */
+static bool tok_merges_from_scores(tok_builder *b, const float *scores) {
+    eng_tokenizer *t = b->t;
+    tok_scored *order = malloc((size_t)t->n_ids * sizeof *order);
+    uint32_t *rank = malloc((size_t)t->n_ids * sizeof *rank);
+    size_t n_pairs = 0;
+    bool ok = order && rank;
+    for (uint32_t i = 0; ok && i < t->n_ids; i++) {
+        /* NaN would break the sort's order: it ranks last. */
+        order[i] = (tok_scored){scores[i] == scores[i] ? scores[i] : -INFINITY, i};
+        n_pairs += t->tok_len[i] > 1 ? t->tok_len[i] - 1 : 0;
+    }
+    if (ok) {
+        qsort(order, t->n_ids, sizeof *order, tok_score_cmp);
+        for (uint32_t r = 0; r < t->n_ids; r++)
+            rank[order[r].id] = r;
+        ok = tok_alloc_merges(t, n_pairs ? n_pairs : 1);
+    }
+    for (uint32_t id = 0; ok && id < t->n_ids; id++) {
+        uint8_t f = t->tok_flags[id];
+        if (!(f & TOK_PRESENT) || (f & TOK_BYTE))
+            continue;
+        const char *p = t->pool.data + t->tok_off[id];
+        size_t n = t->tok_len[id];
+        for (size_t k = 1; k < n; k++) {
+            if (((unsigned char)p[k] & 0xC0) == 0x80)
+                continue; /* inside a character */
+            int32_t l = tok_vocab_find(t, p, k), r = tok_vocab_find(t, p + k, n - k);
+            if (l >= 0 && r >= 0)
+                tok_merge_insert(t, l, r, rank[id], (int32_t)id);
+        }
+    }
+    free(order);
+    free(rank);
+    return ok;
+}
+
+eng_tokenizer *eng__tokenizer_from_gguf_spm(const char *name, const eng__gg_str *tokens,
+                                            size_t n_tokens, const float *scores,
+                                            const int32_t *types, const eng__gg_str *merges,
+                                            size_t n_merges, bool add_space_prefix,
+                                            eng_error *err) {
+    if (n_tokens == 0 || n_tokens >= TOK_MAX_ID) {
+        tok_set_err(err, BASE_ERR_MODEL, "%s: tokenizer.ggml.tokens has %zu entries", name,
+                    n_tokens);
+        return NULL;
+    }
+    if (!n_merges && !scores) {
+        tok_set_err(err, BASE_ERR_MODEL,
+                    "%s: a SentencePiece-style tokenizer needs tokenizer.ggml.merges or "
+                    "tokenizer.ggml.scores",
+                    name);
+        return NULL;
+    }
+    tok_builder b;
+    eng_tokenizer *t = tok_new();
+    if (!t) {
+        tok_set_err(err, BASE_ERR_NOMEM, "%s: out of memory", name);
+        return NULL;
+    }
+    tok_builder_init(&b, t, name, err);
+    t->spm = b.spm = true;
+    t->fuse_unk = true; /* as Gemma's tokenizer.json and llama.cpp's SPM tokenizer */
+    t->spm_prepend = add_space_prefix;
+    if (!tok_reserve_ids(t, (uint32_t)n_tokens))
+        goto fail_nomem;
+    /* Every entry is a piece (control and user-defined ones too, as in the
+     * tokenizer.json vocabulary), so merges may produce any of them. */
+    for (size_t i = 0; i < n_tokens; i++) {
+        const int32_t ty = types ? types[i] : ENG__TT_NORMAL;
+        if (ty < ENG__TT_NORMAL || ty > ENG__TT_BYTE) {
+            tok_set_err(err, BASE_ERR_MODEL, "%s: token %zu has unknown type %d", name, i, ty);
+            goto fail;
+        }
+        if (tokens[i].n == 0 || tokens[i].n > 4096) {
+            tok_set_err(err, BASE_ERR_MODEL, "%s: token %zu has length %llu", name, i,
+                        (unsigned long long)tokens[i].n);
+            goto fail;
+        }
+        if (ty == ENG__TT_BYTE && tok_spm_byte(tokens[i].s, (size_t)tokens[i].n) < 0) {
+            tok_set_err(err, BASE_ERR_MODEL, "%s: byte token %zu is not <0xNN>", name, i);
+            goto fail;
+        }
+        if (!tok_add_vocab(&b, tokens[i].s, (size_t)tokens[i].n, (int64_t)i))
+            goto fail;
+        if (ty == ENG__TT_UNKNOWN)
+            t->unk_id = (int32_t)i;
+    }
+    if (!tok_index_vocab(t))
+        goto fail_nomem;
+    if (n_merges) {
+        if (!tok_alloc_merges(t, n_merges))
+            goto fail_nomem;
+        for (size_t i = 0; i < n_merges; i++) {
+            const eng__gg_str *m = &merges[i];
+            const char *sp = m->n ? memchr(m->s, ' ', (size_t)m->n) : NULL;
+            if (!sp || sp == m->s || sp + 1 == m->s + m->n ||
+                memchr(sp + 1, ' ', (size_t)(m->s + m->n - (sp + 1)))) {
+                tok_set_err(err, BASE_ERR_MODEL, "%s: tokenizer.ggml.merges[%zu] is not \"a b\"",
+                            name, i);
+                goto fail;
+            }
+            if (!tok_add_merge(&b, m->s, (size_t)(sp - m->s), sp + 1,
+                               (size_t)(m->s + m->n - (sp + 1)), (uint32_t)i))
+                goto fail;
+        }
+    } else if (!tok_merges_from_scores(&b, scores)) {
+        goto fail_nomem;
+    }
+    for (size_t i = 0; i < n_tokens; i++) {
+        const int32_t ty = types ? types[i] : ENG__TT_NORMAL;
+        if ((ty == ENG__TT_CONTROL || ty == ENG__TT_USER_DEFINED) &&
+            !tok_add_added(t, tokens[i].s, (size_t)tokens[i].n, (int64_t)i, ty == ENG__TT_CONTROL,
+                           false, false))
+            goto fail_nomem;
+    }
     if (!tok_finish(t))
         goto fail_nomem;
     free(b.tmp);
@@ -990,7 +1502,19 @@ eng_tokenizer *eng_tokenizer_load(const char *dir, eng_error *err) {
         free(path);
         return NULL;
     }
-    eng_tokenizer *t = tok_from_doc(eng__json_parse_owned(text, len, err), file, err);
+    /* SentencePiece-style tokenizers take extra special tokens from
+     * tokenizer_config.json (Gemma 4). */
+    eng__json_doc *cfg = NULL;
+    bool missing = true;
+    const eng__json *config = NULL;
+    if (path && !(cfg = tok_read_json(dir, "tokenizer_config.json", &missing, err)) && !missing)
+        config = &tok_bad_config; /* fatal only where it would be used */
+    else if (cfg)
+        config = eng__json_root(cfg);
+    if (err && config == &tok_bad_config)
+        memset(err, 0, sizeof *err);
+    eng_tokenizer *t = tok_from_doc(eng__json_parse_owned(text, len, err), config, file, err);
+    eng__json_free(cfg);
     free(path);
     return t;
 }
@@ -1007,6 +1531,8 @@ void eng_tokenizer_free(eng_tokenizer *t) {
     for (int i = 0; i < t->n_re; i++)
         pcre2_code_free(t->re[i]);
     free(t->added);
+    free(t->added_slots);
+    free(t->added_lens);
     free(t->merge_keys);
     free(t->merge_rank);
     free(t->merge_out);
@@ -1386,6 +1912,140 @@ static base_status tok_segment(eng_tokenizer *t, tok_scratch *s, const char *p, 
     return BASE_OK;
 }
 
+/* Pushes the symbols of one character c[0..n) (a space stands for U+2581):
+ * its piece, else its bytes' <0xNN> tokens, else <unk>, fused with a pending
+ * one as Hugging Face's BPE::merge_word does (a pending <unk> is written only
+ * before the next vocabulary piece or at the end, even after fallback bytes).
+ * False when nothing can stand for c. */
+static bool tok_spm_char(const eng_tokenizer *t, const char *c, size_t n, bool valid, int32_t *sym,
+                         size_t *m, bool *pend) {
+    int32_t id = -1;
+    if ((n == 1 && c[0] == ' ') || (n == 3 && memcmp(c, TOK_SPM_SPACE, 3) == 0)) {
+        id = t->space_id;
+        c = TOK_SPM_SPACE; /* the normalised character, for the byte fallback */
+        n = 3;
+    } else if (valid) {
+        id = tok_vocab_find(t, c, n);
+    }
+    if (id >= 0) {
+        if (*pend)
+            sym[(*m)++] = t->unk_id;
+        *pend = false;
+        sym[(*m)++] = id;
+        return true;
+    }
+    bool bytes = true;
+    for (size_t k = 0; k < n; k++)
+        bytes &= t->byte_id[(unsigned char)c[k]] >= 0;
+    if (bytes) {
+        for (size_t k = 0; k < n; k++)
+            sym[(*m)++] = t->byte_id[(unsigned char)c[k]];
+        return true;
+    }
+    if (t->unk_id < 0)
+        return false;
+    if (*pend && !t->fuse_unk)
+        sym[(*m)++] = t->unk_id;
+    *pend = true;
+    return true;
+}
+
+/* One word of a SentencePiece-style segment (see tok_spm_segment), with a
+ * U+2581 in front when prepend. Characters map to pieces (tok_spm_char);
+ * invalid UTF-8 bytes, which Hugging Face cannot take, become their byte
+ * tokens, so decoding restores them exactly. Long words merge through the
+ * heap: O(n log n), never quadratic. */
+static base_status tok_spm_word(eng_tokenizer *t, tok_scratch *s, const char *p, size_t n,
+                                bool prepend, tok_out *o) {
+    if (t->ignore_merges && !prepend) {
+        int32_t id = tok_vocab_find(t, p, n);
+        if (id >= 0)
+            return tok_push(o, id) ? BASE_OK : BASE_ERR_NOMEM;
+    }
+    uint64_t h = 0;
+    bool cacheable = n <= CACHE_PIECE_MAX && !prepend;
+    if (cacheable) {
+        bool hit;
+        h = tok_hash(p, n);
+        if (!tok_cache_get(t, h, p, n, o, &hit))
+            return BASE_ERR_NOMEM;
+        if (hit)
+            return BASE_OK;
+    }
+    /* At most one symbol per byte, three for a prepended U+2581. */
+    if (!tok_scratch_fit(s, n + 4))
+        return BASE_ERR_NOMEM;
+    size_t m = 0;
+    bool pend = false;
+    if (prepend && !tok_spm_char(t, " ", 1, true, s->sym, &m, &pend))
+        return BASE_ERR_UNSUPPORTED;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x80 && t->ascii_id[c] >= 0) { /* the common case, without hashing */
+            if (pend)
+                s->sym[m++] = t->unk_id;
+            pend = false;
+            s->sym[m++] = t->ascii_id[c];
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        size_t l = c < 0x80 ? 1 : base_utf8_decode(p + i, n - i, &cp);
+        bool valid = l > 1 || c < 0x80;
+        if (!tok_spm_char(t, p + i, l, valid, s->sym, &m, &pend))
+            return BASE_ERR_UNSUPPORTED;
+        i += l;
+    }
+    if (pend)
+        s->sym[m++] = t->unk_id;
+    m = m <= BPE_LINEAR_MAX ? bpe_linear(t, s->sym, m) : bpe_heap(t, s, m);
+    if (m == 0)
+        return BASE_ERR_NOMEM;
+    for (size_t i = 0; i < m; i++)
+        if (!tok_push(o, s->sym[i]))
+            return BASE_ERR_NOMEM;
+    if (cacheable)
+        tok_cache_put(t, h, p, n, s->sym, m);
+    return BASE_OK;
+}
+
+static bool tok_spm_is_space_at(const char *p, size_t n, size_t i) {
+    return p[i] == ' ' || (n - i >= 3 && memcmp(p + i, TOK_SPM_SPACE, 3) == 0);
+}
+
+/* A segment (text between added tokens) of a SentencePiece-style tokenizer.
+ * Hugging Face BPE-merges it as one word: its pre-tokenizer (Split on " ")
+ * finds no space once the normalizer has made every space U+2581. A merge
+ * can only join two symbols into a vocabulary piece, so where no piece
+ * contains "X U+2581" (X not a space) no merge ever crosses the start of a
+ * space run after X, and the segment may be cut there into words that merge
+ * independently, with the same ids, and are cached like byte-level pieces.
+ * spm_nosplit marks the last bytes of such X (Gemma: only ">", from
+ * ">U+2581</"); a segment of a tokenizer with ignore_merges stays whole. */
+static base_status tok_spm_segment(eng_tokenizer *t, tok_scratch *s, const char *p, size_t n,
+                                   tok_out *o) {
+    if (n == 0)
+        return BASE_OK;
+    if (t->ignore_merges || t->space_id < 0)
+        return tok_spm_word(t, s, p, n, t->spm_prepend, o);
+    size_t w = 0;
+    bool first = true;
+    for (size_t i = 1; i < n; i++) {
+        if (!tok_spm_is_space_at(p, n, i))
+            continue;
+        unsigned char prev = (unsigned char)p[i - 1];
+        bool prev_space = prev == ' ' || (i >= 3 && memcmp(p + i - 3, TOK_SPM_SPACE, 3) == 0);
+        if (prev_space || t->spm_nosplit[prev])
+            continue;
+        base_status st = tok_spm_word(t, s, p + w, i - w, first && t->spm_prepend, o);
+        if (st != BASE_OK)
+            return st;
+        first = false;
+        w = i;
+    }
+    return tok_spm_word(t, s, p + w, n - w, first && t->spm_prepend, o);
+}
+
 static bool tok_is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -1394,11 +2054,15 @@ static bool tok_is_space(char c) {
 static bool tok_find_added(const eng_tokenizer *t, const char *p, size_t n, size_t from, size_t *ms,
                            size_t *me, int32_t *id) {
     for (size_t i = from; i < n; i++) {
-        if (!t->added_first[(unsigned char)p[i]])
+        unsigned char c = (unsigned char)p[i];
+        if (!t->added_first[c])
             continue;
-        for (size_t k = 0; k < t->n_added; k++) { /* longest first */
-            const tok_added *a = &t->added[k];
-            if (a->special || a->len > n - i || memcmp(p + i, t->pool.data + a->off, a->len) != 0)
+        for (uint32_t k = t->added_len_off[c]; k < t->added_len_off[c + 1];
+             k++) { /* longest first */
+            if (t->added_lens[k] > n - i)
+                continue;
+            const tok_added *a = tok_added_lookup(t, p + i, t->added_lens[k]);
+            if (!a)
                 continue;
             size_t s = i, e = i + a->len;
             if (a->lstrip)
@@ -1431,7 +2095,8 @@ base_status eng_tokenize(const eng_tokenizer *tc, const char *text, size_t len, 
         int32_t id = -1;
         if (!tok_find_added(t, text, len, at, &ms, &me, &id))
             ms = me = len;
-        st = tok_segment(t, &s, text + at, ms - at, &o);
+        st = t->spm ? tok_spm_segment(t, &s, text + at, ms - at, &o)
+                    : tok_segment(t, &s, text + at, ms - at, &o);
         if (st == BASE_OK && id >= 0 && !tok_push(&o, id))
             st = BASE_ERR_NOMEM;
         at = me;

@@ -57,6 +57,12 @@ bool eng__json_int(const eng__json *v, int64_t *out); /* integral numbers only *
 eng_tokenizer *eng__tokenizer_from_json(const char *text, size_t len, const char *name,
                                         eng_error *err);
 
+/* Same, with the text of the tokenizer_config.json beside it (config NULL =
+ * none); SentencePiece-style (byte_fallback) tokenizers take extra special
+ * tokens from it, as eng_tokenizer_load does for a directory. */
+eng_tokenizer *eng__tokenizer_from_json_config(const char *text, size_t len, const char *config,
+                                               size_t config_len, const char *name, eng_error *err);
+
 /* GGUF token types (tokenizer.ggml.token_type). */
 enum {
     ENG__TT_NORMAL = 1,
@@ -80,6 +86,17 @@ eng_tokenizer *eng__tokenizer_from_gguf(const char *name, const char *pre,
                                         const eng__gg_str *tokens, size_t n_tokens,
                                         const int32_t *types, const eng__gg_str *merges,
                                         size_t n_merges, eng_error *err);
+
+/* Builds a SentencePiece-style BPE (byte fallback, U+2581 for a space) from
+ * GGUF metadata (tokenizer.ggml.model "gemma4" or "llama"): tokens as pieces
+ * (BYTE ones spell <0xNN>; CONTROL ones become special added tokens,
+ * USER_DEFINED ones matchable added tokens), scores (NULL = none), types
+ * (NULL = all normal), merges "a b" by rank when present, else merges derived
+ * from the scores; add_space_prefix prepends U+2581 to each segment. */
+eng_tokenizer *eng__tokenizer_from_gguf_spm(const char *name, const eng__gg_str *tokens,
+                                            size_t n_tokens, const float *scores,
+                                            const int32_t *types, const eng__gg_str *merges,
+                                            size_t n_merges, bool add_space_prefix, eng_error *err);
 
 /* The tokenizer of a GGUF file's metadata (engine/arch/model.c). */
 eng_tokenizer *eng__tokenizer_load_gguf(const char *path, eng_error *err);

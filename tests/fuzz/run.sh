@@ -40,6 +40,7 @@ declare -A runs=(
   [fuzz_syntax_edits]=1500
   [fuzz_tokenizer]=200000
   [fuzz_tokenizer_json]=20000
+  [fuzz_tokenizer_spm]=20000
 )
 default_runs=2000
 norand=()

@@ -354,7 +354,12 @@ async function run() {
   process.exit(failures ? 1 : 0);
 }
 
-run().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+// agree_gemma.js reuses the inputs and the reference loader.
+module.exports = { loadReference, snippets, adversarial, binaryish };
+
+if (require.main === module) {
+  run().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}

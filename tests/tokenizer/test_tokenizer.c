@@ -2,6 +2,7 @@
  * tokenizer.json), the plain-text rule for special tokens, invalid UTF-8,
  * special ids by content, and the three file forms on a hand-checkable tiny
  * vocabulary. */
+#define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "engine.h"
 #include "tokenizer_impl.h"
@@ -9,8 +10,11 @@
 #include "data/fixed_cases.h"
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef TOK_TEST_DATA
 #error "TOK_TEST_DATA must name tests/tokenizer/data"
@@ -240,6 +244,148 @@ static void test_tiny(const char *sub) {
     eng_tokenizer_free(t);
 }
 
+/* tiny_spm (a SentencePiece-style BPE with byte fallback, the Gemma form):
+ * <pad>=0 <unk>=1 <bos>=2, <0xNN>=3+NN, U+2581=259 a=260 b=261 ab=262
+ * U+2581a=263 U+2581ab=264 \n=265 (added) U+2581U+2581=266 e-acute=267
+ * <mask>=268 (added; special through tokenizer_config.json, which also adds
+ * <|turn>=300 and makes "ab" special). */
+#define B(c) (3 + (int)(unsigned char)(c))
+static void test_tiny_spm(void) {
+    eng_error err = {0};
+    eng_tokenizer *t = eng_tokenizer_load(TOK_TEST_DATA "/tiny_spm", &err);
+    if (!t) {
+        fprintf(stderr, "cannot load tiny_spm: %s\n", err.msg);
+        CHECK(t != NULL);
+        return;
+    }
+    CHECK_EQ_U(eng_tokenizer_vocab_size(t), 301);
+    static const int sp_ab[] = {264};
+    CHECK(ids_equal(t, " ab", 3, sp_ab, 1));
+    CHECK(ids_equal(t,
+                    "\xe2\x96\x81"
+                    "ab",
+                    5, sp_ab, 1)); /* U+2581 is the same piece */
+    static const int ab2[] = {262, 264};
+    CHECK(ids_equal(t, "ab ab", 5, ab2, 2));
+    static const int two[] = {260, 266, 261};
+    CHECK(ids_equal(t, "a  b", 4, two, 3));
+    /* Outside the vocabulary: byte fallback; invalid UTF-8 and a WTF-8 lone
+     * surrogate through the same byte tokens. */
+    static const int fb[] = {B('x'), 267, B(0xc3), B(0xa8), B(0xff), B(0xed), B(0xa0), B(0x80)};
+    static const char fbs[] = "x\xc3\xa9\xc3\xa8\xff\xed\xa0\x80";
+    CHECK(ids_equal(t, fbs, sizeof fbs - 1, fb, 8));
+    /* "\n" is a matchable added token; <mask> became special, so its text is
+     * plain pieces. */
+    static const int nl[] = {260, 265, 265, B('<'), B('m'), 260, B('s'), B('k'), B('>')};
+    CHECK(ids_equal(t, "a\n\n<mask>", 9, nl, 9));
+    CHECK_EQ_I(eng_token_special_id(t, "<mask>"), 268);
+    CHECK_EQ_I(eng_token_special_id(t, "<|turn>"), 300);
+    CHECK_EQ_I(eng_token_special_id(t, "ab"), 262);
+    CHECK_EQ_I(eng_token_special_id(t, "<bos>"), 2);
+    /* Exact round trip, bytes the vocabulary lacks included; U+2581 decodes
+     * as the space it stands for. */
+    static const char rt[] = "a \xff\xed\xa0\x80 \xc3\xa9\n\n x\0y\r\n\t  b";
+    size_t len = 0;
+    char *out = round_trip(t, rt, sizeof rt - 1, &len);
+    CHECK(out && len == sizeof rt - 1 && memcmp(out, rt, len) == 0);
+    free(out);
+    out = round_trip(t,
+                     "\xe2\x96\x81"
+                     "a",
+                     4, &len);
+    CHECK(out && len == 2 && memcmp(out, " a", 2) == 0);
+    free(out);
+    static const int with_special[] = {2, 264, 300};
+    char *dec = NULL;
+    CHECK_EQ_I(eng_detokenize(t, (const int32_t *)with_special, 3, true, &dec, &len), BASE_OK);
+    CHECK(dec && len == 3 && memcmp(dec, " ab", 3) == 0); /* "ab" is special but 264 is not */
+    free(dec);
+    eng_tokenizer_free(t);
+}
+
+/* Copies data/<sub>/tokenizer.json into a fresh directory beside a malformed
+ * tokenizer_config.json and loads it: a SentencePiece-style tokenizer must
+ * refuse (its special tokens may live there), a byte-level one ignores it. */
+static void test_bad_config(const char *sub, bool want_ok) {
+    char dir[] = "/tmp/infilld-tokcfg-XXXXXX", src[512], dst[600];
+    if (!mkdtemp(dir)) {
+        CHECK(false);
+        return;
+    }
+    snprintf(src, sizeof src, "%s/%s/tokenizer.json", TOK_TEST_DATA, sub);
+    char *text = NULL;
+    size_t len = 0;
+    CHECK_EQ_I(base_read_file(src, &text, &len), BASE_OK);
+    snprintf(dst, sizeof dst, "%s/tokenizer.json", dir);
+    FILE *f = fopen(dst, "wb");
+    CHECK(f && text && fwrite(text, 1, len, f) == len);
+    if (f)
+        fclose(f);
+    free(text);
+    char cfg[600];
+    snprintf(cfg, sizeof cfg, "%s/tokenizer_config.json", dir);
+    f = fopen(cfg, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("{\"added_tokens_decoder\": ", f);
+        fclose(f);
+    }
+    eng_error err = {0};
+    eng_tokenizer *t = eng_tokenizer_load(dir, &err);
+    CHECK(want_ok ? t != NULL : (t == NULL && strstr(err.msg, "tokenizer_config.json") != NULL));
+    eng_tokenizer_free(t);
+    remove(cfg);
+    remove(dst);
+    rmdir(dir);
+}
+
+/* The real Gemma 3 tokenizer (262,144 pieces; tests/tokenizer/agree_gemma.js
+ * compares it with Hugging Face on thousands of strings). */
+static void test_gemma(void) {
+    eng_error err = {0};
+    eng_tokenizer *t = eng_tokenizer_load(TOK_GEMMA_DIR, &err);
+    if (!t) {
+        fprintf(stderr, "cannot load %s: %s\n", TOK_GEMMA_DIR, err.msg);
+        CHECK(t != NULL);
+        return;
+    }
+    CHECK_EQ_U(eng_tokenizer_vocab_size(t), 262145);
+    int32_t sot = eng_token_special_id(t, "<start_of_turn>");
+    size_t len = 0;
+    const char *b = eng_token_bytes(t, sot, &len);
+    CHECK(b && len == 15 && memcmp(b, "<start_of_turn>", 15) == 0);
+    /* User text spelling a special token stays text. */
+    int32_t *ids = NULL;
+    size_t n = 0;
+    CHECK_EQ_I(eng_tokenize(t, "<start_of_turn>user\n", 20, &ids, &n), BASE_OK);
+    for (size_t i = 0; i < n; i++)
+        CHECK(ids[i] != sot);
+    free(ids);
+    /* Bytes that are no UTF-8 become single-byte tokens. */
+    CHECK_EQ_I(eng_tokenize(t, "\xff\xed\xa0\x80", 4, &ids, &n), BASE_OK);
+    CHECK_EQ_U(n, 4);
+    for (size_t i = 0; i < n && i < 4; i++) {
+        b = eng_token_bytes(t, ids[i], &len);
+        CHECK(b && len == 1 && (unsigned char)b[0] == (unsigned char)"\xff\xed\xa0\x80"[i]);
+    }
+    free(ids);
+    /* A 1 MB input without newlines or tabs is one BPE word: it must encode
+     * (heap merge, no quadratic loop) and decode back exactly. */
+    size_t big = 1 << 20;
+    char *text = malloc(big);
+    CHECK(text != NULL);
+    if (text) {
+        static const char words[] = "int main(void) { return caf\xc3\xa9 \xff + 42; }  ";
+        for (size_t i = 0; i < big; i++)
+            text[i] = words[i % (sizeof words - 1)];
+        char *out = round_trip(t, text, big, &len);
+        CHECK(out && len == big && memcmp(out, text, big) == 0);
+        free(out);
+        free(text);
+    }
+    eng_tokenizer_free(t);
+}
+
 static void test_errors(void) {
     eng_error err = {0};
     CHECK(eng_tokenizer_load(TOK_TEST_DATA "/no-such-dir", &err) == NULL);
@@ -312,6 +458,19 @@ int main(void) {
     test_tiny("tiny_json");
     test_tiny("tiny_pairs");
     test_tiny("tiny_vocab");
+    test_tiny_spm();
+    test_bad_config("tiny_spm", false);
+    test_bad_config("tiny_json", true);
+    FILE *g = fopen(TOK_GEMMA_DIR "/tokenizer.json", "rb");
+    if (g) {
+        fclose(g);
+        test_gemma();
+    } else {
+        const char *ci = getenv("CI");
+        fprintf(stderr, "note: %s/tokenizer.json missing (run bootstrap.sh); Gemma cases %s\n",
+                TOK_GEMMA_DIR, ci && strcmp(ci, "true") == 0 ? "FAIL under CI=true" : "skipped");
+        CHECK(!(ci && strcmp(ci, "true") == 0));
+    }
     FILE *f = fopen(TOK_QWEN_DIR "/tokenizer.json", "rb");
     if (f) {
         fclose(f);
