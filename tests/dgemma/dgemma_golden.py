@@ -69,7 +69,8 @@ SAMPLER_CASES = {
     "sampler_bound_zero": (DENSE, {"entropy_bound": 0.0, "seed": 99}),
 }
 
-OTHER = ["info", "memory_budget", "vision_skipped", "bad_checkpoints"]
+INFILLD = None
+OTHER = ["info", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli"]
 
 
 def model_dir(work, args):
@@ -220,6 +221,19 @@ def other_case(tool, work, name):
         p = run(tool, "info", "--model", d)
         if "vision tower is not loaded" not in p.stderr:
             raise SystemExit("FAIL: no log line about the skipped vision tower: %r" % p.stderr)
+    elif name == "infill_cli":
+        # `infilld complete --model DIR` runs the Gemma-4 FIM prompt through the sampler and
+        # the usual post-processing on a DiffusionGemma directory (random weights: whatever
+        # the canvas holds, the run must finish and answer or reject cleanly)
+        d = model_dir(work, MOE)
+        src = os.path.join(work, "fim.py")
+        with open(src, "w") as f:
+            f.write("def add(a, b):\n    return \nprint(add(1, 2))\n")
+        p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", d,
+                            "--explain"], capture_output=True, text=True, timeout=120)
+        out = p.stdout + p.stderr
+        if p.returncode != 0 or "completion:" not in out or "prompt:" not in out:
+            raise SystemExit("FAIL: infilld complete on a DiffusionGemma model: rc %d\n%s" % (p.returncode, out))
     elif name == "bad_checkpoints":
         import shutil
         src = model_dir(work, DENSE)
@@ -246,6 +260,7 @@ def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--tool")
     ap.add_argument("--work")
+    ap.add_argument("--infilld")
     ap.add_argument("--case")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args(argv)
@@ -253,6 +268,8 @@ def main(argv):
         print("\n".join(list(LOGIT_CASES) + list(SAMPLER_CASES) + OTHER))
         return 0
     os.makedirs(a.work, exist_ok=True)
+    global INFILLD
+    INFILLD = a.infilld
     if a.case in LOGIT_CASES:
         return logits_case(a.tool, a.work, a.case)
     if a.case in SAMPLER_CASES:
