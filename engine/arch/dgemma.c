@@ -213,9 +213,97 @@ static base_status dg_config(eng__dg_model *dg, eng_model_info *mi, json_t *cfg,
     return BASE_OK;
 }
 
+/* The GGUF name (llama.cpp PR #24423's diffusion-gemma names, §5.2) of a
+ * Hugging Face name; names it does not know are returned unchanged. */
+static const char *dg_gg_name(const char *hf, char *buf, size_t len) {
+    static const char *const top[][2] = {
+        {"model.decoder.embed_tokens.weight", "token_embd.weight"},
+        {"model.decoder.norm.weight", "output_norm.weight"},
+        {"lm_head.weight", "output.weight"},
+        {"model.decoder.self_conditioning.pre_norm.weight", "self_cond_pre_norm.weight"},
+        {"model.decoder.self_conditioning.gate_proj.weight", "self_cond_gate.weight"},
+        {"model.decoder.self_conditioning.up_proj.weight", "self_cond_up.weight"},
+        {"model.decoder.self_conditioning.down_proj.weight", "self_cond_down.weight"},
+    };
+    static const char *const lay[][2] = {
+        {"input_layernorm.weight", "attn_norm.weight"},
+        {"self_attn.q_proj.weight", "attn_q.weight"},
+        {"self_attn.k_proj.weight", "attn_k.weight"},
+        {"self_attn.v_proj.weight", "attn_v.weight"},
+        {"self_attn.o_proj.weight", "attn_output.weight"},
+        {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+        {"self_attn.k_norm.weight", "attn_k_norm.weight"},
+        {"post_attention_layernorm.weight", "post_attention_norm.weight"},
+        {"pre_feedforward_layernorm.weight", "ffn_norm.weight"},
+        {"mlp.gate_proj.weight", "ffn_gate.weight"},
+        {"mlp.up_proj.weight", "ffn_up.weight"},
+        {"mlp.down_proj.weight", "ffn_down.weight"},
+        {"post_feedforward_layernorm_1.weight", "post_ffw_norm_1.weight"},
+        {"router.proj.weight", "ffn_gate_inp.weight"},
+        {"router.scale", "ffn_gate_inp.scale"},
+        {"router.per_expert_scale", "ffn_down_exps.scale"},
+        {"pre_feedforward_layernorm_2.weight", "pre_ffw_norm_2.weight"},
+        {"experts.gate_up_proj", "ffn_gate_up_exps.weight"},
+        {"experts.down_proj", "ffn_down_exps.weight"},
+        {"post_feedforward_layernorm_2.weight", "post_ffw_norm_2.weight"},
+        {"post_feedforward_layernorm.weight", "post_ffw_norm.weight"},
+        {"layer_scalar", "layer_output_scale.weight"},
+    };
+    for (size_t i = 0; i < BASE_ARRAY_LEN(top); i++)
+        if (strcmp(hf, top[i][0]) == 0)
+            return top[i][1];
+    const char *pre[2] = {"model.decoder.layers.", "model.encoder.language_model.layers."};
+    for (int k = 0; k < 2; k++) {
+        size_t pl = strlen(pre[k]);
+        if (strncmp(hf, pre[k], pl) != 0)
+            continue;
+        char *end;
+        long l = strtol(hf + pl, &end, 10);
+        if (end == hf + pl || *end != '.')
+            return hf;
+        for (size_t i = 0; i < BASE_ARRAY_LEN(lay); i++)
+            if (strcmp(end + 1, lay[i][0]) == 0) {
+                snprintf(buf, len, "blk.%ld.%s%s", l, k ? "enc_" : "", lay[i][1]);
+                return buf;
+            }
+    }
+    return hf;
+}
+
+/* The tensor for a Hugging Face name in either layout; GGUF files from
+ * either llama.cpp port are read through their aliases. */
+static const char *dg_name(eng_model *m, const char *hf, char *buf, size_t len) {
+    if (!m->info.gguf)
+        return hf;
+    const char *g = dg_gg_name(hf, buf, len);
+    if (eng__find(m, g))
+        return g;
+    /* aliases: PR #24427's self_cond_norm; scalars without ".weight";
+     * an older enc_layer_out_scale */
+    static const char *const alias[][2] = {
+        {"self_cond_pre_norm.weight", "self_cond_norm.weight"},
+        {"layer_output_scale.weight", "layer_output_scale"},
+        {"enc_layer_output_scale.weight", "enc_layer_output_scale"},
+        {"enc_layer_output_scale.weight", "enc_layer_out_scale.weight"},
+        {"enc_layer_output_scale.weight", "enc_layer_out_scale"},
+    };
+    static _Thread_local char abuf[256];
+    for (size_t i = 0; i < BASE_ARRAY_LEN(alias); i++) {
+        size_t gl = strlen(g), al = strlen(alias[i][0]);
+        if (gl >= al && strcmp(g + gl - al, alias[i][0]) == 0) {
+            snprintf(abuf, sizeof abuf, "%.*s%s", (int)(gl - al), g, alias[i][1]);
+            if (eng__find(m, abuf))
+                return abuf;
+        }
+    }
+    return g;
+}
+
 /* A 3-D tensor [a, b, c] bound as [a*b, c]. */
-static base_status dg_bind3(eng_model *m, eng_tensor *out, const char *name, int64_t a, int64_t b,
+static base_status dg_bind3(eng_model *m, eng_tensor *out, const char *hf, int64_t a, int64_t b,
                             int64_t c, eng_error *err) {
+    char nb[256];
+    const char *name = dg_name(m, hf, nb, sizeof nb);
     const eng__st_tensor *t = eng__find(m, name);
     if (!t)
         return eng__err(err, BASE_ERR_MODEL, "%s: required tensor '%s' is missing", m->dir, name);
@@ -235,8 +323,10 @@ static base_status dg_bind3(eng_model *m, eng_tensor *out, const char *name, int
     return BASE_OK;
 }
 
-static base_status dg_scalar(eng_model *m, const char *name, float *out, eng_error *err) {
+static base_status dg_scalar(eng_model *m, const char *hf, float *out, eng_error *err) {
     eng_tensor t;
+    char nb[256];
+    const char *name = dg_name(m, hf, nb, sizeof nb);
     base_status st = eng__bind(m, &t, name, 0, 1, false, err);
     if (st)
         return st;
@@ -251,10 +341,11 @@ static base_status dg_bind(eng_model *m, eng__dg_model *dg, eng_error *err) {
     const int64_t d = in->d_model, V = in->vocab_size, ff = in->d_ff;
     base_status st;
     char n[256];
+    char gn[256];
 #define DG_BIND(dst, r, c, ...)                                                                    \
     do {                                                                                           \
         snprintf(n, sizeof n, __VA_ARGS__);                                                        \
-        if ((st = eng__bind(m, dst, n, r, c, false, err)))                                         \
+        if ((st = eng__bind(m, dst, dg_name(m, n, gn, sizeof gn), r, c, false, err)))              \
             return st;                                                                             \
     } while (0)
     const char *p = "model.decoder";
@@ -264,7 +355,8 @@ static base_status dg_bind(eng_model *m, eng__dg_model *dg, eng_error *err) {
         dg->lm_head = dg->embed;
     else
         DG_BIND(&dg->lm_head, V, d, "lm_head.weight");
-    dg->info.self_cond = eng__find(m, "model.decoder.self_conditioning.gate_proj.weight") != NULL;
+    dg->info.self_cond = eng__find(m, dg_name(m, "model.decoder.self_conditioning.gate_proj.weight",
+                                              gn, sizeof gn)) != NULL;
     if (dg->info.self_cond) {
         DG_BIND(&dg->sc_pre_norm, 0, d, "%s.self_conditioning.pre_norm.weight", p);
         DG_BIND(&dg->sc_gate, ff, d, "%s.self_conditioning.gate_proj.weight", p);
@@ -284,7 +376,10 @@ static base_status dg_bind(eng_model *m, eng__dg_model *dg, eng_error *err) {
         DG_BIND(&L->in_norm, 0, d, "%s.%d.input_layernorm.weight", lp, i);
         DG_BIND(&L->wq, qd, d, "%s.%d.self_attn.q_proj.weight", lp, i);
         DG_BIND(&L->wk, kvd, d, "%s.%d.self_attn.k_proj.weight", lp, i);
-        if (!(L->global && in->k_eq_v))
+        snprintf(n, sizeof n, "%s.%d.self_attn.v_proj.weight", lp, i);
+        if (m->info.gguf && L->global) /* GGUF: V = K on the global layers without attn_v */
+            dg->info.k_eq_v = !eng__find(m, dg_name(m, n, gn, sizeof gn));
+        if (!(L->global && dg->info.k_eq_v))
             DG_BIND(&L->wv, kvd, d, "%s.%d.self_attn.v_proj.weight", lp, i);
         DG_BIND(&L->wo, d, qd, "%s.%d.self_attn.o_proj.weight", lp, i);
         DG_BIND(&L->q_norm, 0, L->hd, "%s.%d.self_attn.q_norm.weight", lp, i);
@@ -460,3 +555,220 @@ void eng__dg_free(eng__dg_model *dg) {
 }
 
 const eng_dg_info *eng_dg_get_info(const eng_model *m) { return m && m->dg ? &m->dg->info : NULL; }
+
+/* ---- GGUF (llama.cpp PR #24423's diffusion-gemma layout, §5.2) ------------------ */
+
+static base_status dg_gg_u(const eng_model *m, const char *key, long long def, long long max,
+                           int *out, eng_error *err) {
+    char k[128];
+    snprintf(k, sizeof k, "diffusion-gemma.%s", key);
+    uint64_t v = 0;
+    bool bad = false;
+    if (!eng__gg_get_u64(&m->gg[0], k, &v, &bad)) {
+        if (bad || def < 0)
+            return eng__err(err, BASE_ERR_MODEL, "%s: %s '%s'", m->files[0].path,
+                            bad ? "unusable" : "missing", k);
+        v = (uint64_t)def;
+    }
+    if (v > (uint64_t)max)
+        return eng__err(err, BASE_ERR_MODEL, "%s: '%s' is %llu (at most %lld)", m->files[0].path, k,
+                        (unsigned long long)v, max);
+    *out = (int)v;
+    return BASE_OK;
+}
+
+static double dg_gg_f(const eng_model *m, const char *key, double def) {
+    double v = def;
+    bool bad = false;
+    eng__gg_get_f64(&m->gg[0], key, &v, &bad);
+    return bad ? def : v;
+}
+
+/* Element i of an integer or bool array value, or -1. */
+static long long dg_gg_elem(const eng__gg_kv *kv, uint64_t i) {
+    if (!kv || kv->type != ENG__GV_ARR || i >= kv->count)
+        return -1;
+    const uint8_t *p = kv->arr;
+    switch (kv->elem) {
+    case ENG__GV_U8:
+    case ENG__GV_I8:
+    case ENG__GV_BOOL:
+        return p[i];
+    case ENG__GV_U32:
+    case ENG__GV_I32: {
+        uint32_t v;
+        memcpy(&v, p + 4 * i, 4);
+        return v;
+    }
+    default:
+        return -1;
+    }
+}
+
+base_status eng__dg_load_gguf(eng_model *m, eng_error *err) {
+    const char *path = m->files[0].path;
+    const eng__gg_file *g = &m->gg[0];
+    eng__dg_model *dg = calloc(1, sizeof *dg);
+    if (!dg)
+        return eng__err(err, BASE_ERR_NOMEM, "out of memory");
+    m->dg = dg;
+    if (!(m->arch = strdup("diffusion-gemma")))
+        return eng__err(err, BASE_ERR_NOMEM, "out of memory");
+    m->info.arch = m->arch;
+    m->info.gguf = true;
+    eng_dg_info *in = &dg->info;
+    base_status st;
+    int ctx = 0, rope_swa = 0, rope_g = 0;
+    if ((st = dg_gg_u(m, "block_count", -1, 1024, &in->n_layer, err)) ||
+        (st = dg_gg_u(m, "embedding_length", -1, 65536, &in->d_model, err)) ||
+        (st = dg_gg_u(m, "feed_forward_length", -1, 1 << 20, &in->d_ff, err)) ||
+        (st = dg_gg_u(m, "attention.head_count", -1, 1024, &in->n_head, err)) ||
+        (st = dg_gg_u(m, "attention.key_length", -1, 2048, &in->hd_global, err)) ||
+        (st = dg_gg_u(m, "attention.key_length_swa", in->hd_global, 2048, &in->hd_sliding, err)) ||
+        (st = dg_gg_u(m, "rope.dimension_count", in->hd_global, 2048, &rope_g, err)) ||
+        (st = dg_gg_u(m, "rope.dimension_count_swa", in->hd_sliding, 2048, &rope_swa, err)) ||
+        (st = dg_gg_u(m, "attention.sliding_window", 1024, 1 << 24, &in->sliding_window, err)) ||
+        (st = dg_gg_u(m, "context_length", 32768, 1 << 24, &ctx, err)) ||
+        (st = dg_gg_u(m, "expert_count", 0, 4096, &in->n_expert, err)) ||
+        (st = dg_gg_u(m, "expert_used_count", 0, 4096, &in->top_k, err)) ||
+        (st = dg_gg_u(m, "expert_feed_forward_length", 0, 1 << 20, &in->d_expert, err)))
+        return st;
+    if (in->n_layer < 1 || in->d_model < 1 || in->n_head < 1 || in->hd_global < 2 ||
+        in->hd_sliding < 2 || in->hd_sliding % 2 || in->hd_global % 2 || in->sliding_window < 1)
+        return eng__err(err, BASE_ERR_MODEL, "%s: a diffusion-gemma dimension is zero or odd",
+                        path);
+    if (rope_g != in->hd_global || rope_swa != in->hd_sliding)
+        return eng__err(err, BASE_ERR_UNSUPPORTED,
+                        "%s: rope.dimension_count must equal the key length (the partial "
+                        "rotation is in rope_freqs)",
+                        path);
+    in->moe = in->n_expert > 0;
+    if (in->moe && (in->top_k < 1 || in->top_k > in->n_expert || in->d_expert < 1))
+        return eng__err(err, BASE_ERR_MODEL, "%s: expert_used_count / expert_feed_forward_length",
+                        path);
+    /* per-layer K/V heads and layer kinds */
+    if (!(dg->is_global = calloc((size_t)in->n_layer, 1)))
+        return eng__err(err, BASE_ERR_NOMEM, "out of memory");
+    in->is_global = dg->is_global;
+    const eng__gg_kv *kvh = eng__gg_get(g, "diffusion-gemma.attention.head_count_kv");
+    const eng__gg_kv *pat = eng__gg_get(g, "diffusion-gemma.attention.sliding_window_pattern");
+    int kv_s = 0, kv_g = 0;
+    for (int i = 0; i < in->n_layer; i++) {
+        long long p = pat ? dg_gg_elem(pat, (uint64_t)i) : ((i + 1) % 6 != 0);
+        if (p < 0)
+            return eng__err(err, BASE_ERR_MODEL,
+                            "%s: attention.sliding_window_pattern must be a bool array of %d", path,
+                            in->n_layer);
+        dg->is_global[i] = !p;
+        long long h = kvh && kvh->type == ENG__GV_ARR ? dg_gg_elem(kvh, (uint64_t)i) : -1;
+        if (h < 0 && kvh && kvh->type != ENG__GV_ARR)
+            h = (long long)kvh->u;
+        if (h <= 0 || h > in->n_head || in->n_head % h)
+            return eng__err(err, BASE_ERR_MODEL, "%s: attention.head_count_kv[%d] is unusable",
+                            path, i);
+        int *dst = dg->is_global[i] ? &kv_g : &kv_s;
+        if (*dst && *dst != h)
+            return eng__err(err, BASE_ERR_UNSUPPORTED,
+                            "%s: K/V head counts differ among layers of one kind", path);
+        *dst = (int)h;
+    }
+    if (!dg->is_global[in->n_layer - 1])
+        return eng__err(err, BASE_ERR_MODEL, "%s: the last layer must be full attention", path);
+    in->n_kv_sliding = kv_s ? kv_s : kv_g;
+    in->n_kv_global = kv_g;
+    in->theta_global = (float)dg_gg_f(m, "diffusion-gemma.rope.freq_base", 1e6);
+    in->theta_sliding = (float)dg_gg_f(m, "diffusion-gemma.rope.freq_base_swa", 1e4);
+    in->rms_eps = (float)dg_gg_f(m, "diffusion-gemma.attention.layer_norm_rms_epsilon", 1e-6);
+    in->softcap = (float)dg_gg_f(m, "diffusion-gemma.final_logit_softcapping", 0.0);
+    if (!(in->theta_global > 0) || !(in->theta_sliding > 0) || !(in->rms_eps > 0) ||
+        !(in->rms_eps < 1) || in->softcap < 0)
+        return eng__err(err, BASE_ERR_MODEL, "%s: rope bases, epsilon or softcap out of range",
+                        path);
+    uint64_t cl = 0;
+    bool bad = false;
+    if (!eng__gg_get_u64(g, "diffusion.canvas_length", &cl, &bad) || cl < 1 || cl > 65536)
+        return eng__err(err, BASE_ERR_MODEL, "%s: 'diffusion.canvas_length' is required (1..65536)",
+                        path);
+    in->canvas_len = (int)cl;
+    /* proportional RoPE: rope_freqs holds 1 for rotated pairs, 1e30 for the others */
+    in->partial_rotary = 1.0f;
+    const eng__st_tensor *rf = eng__find(m, "rope_freqs.weight");
+    if (rf) {
+        eng_tensor t;
+        if ((st = eng__bind(m, &t, "rope_freqs.weight", 0, in->hd_global / 2, false, err)))
+            return st;
+        float *f = malloc(sizeof(float) * (size_t)(in->hd_global / 2));
+        if (!f)
+            return eng__err(err, BASE_ERR_NOMEM, "out of memory");
+        eng__tensor_row_f32(&t, 0, 0, in->hd_global / 2, f);
+        int rot = 0;
+        while (rot < in->hd_global / 2 && f[rot] == 1.0f)
+            rot++;
+        bool ok = true;
+        for (int i = rot; i < in->hd_global / 2; i++)
+            ok &= f[i] >= 1e20f;
+        free(f);
+        if (!ok || rot == 0)
+            return eng__err(err, BASE_ERR_UNSUPPORTED,
+                            "%s: rope_freqs is not a proportional-RoPE mask (1s then 1e30s)", path);
+        in->partial_rotary = (float)rot * 2.0f / (float)in->hd_global;
+    }
+    const eng__st_tensor *emb = eng__find(m, "token_embd.weight");
+    if (!emb || emb->ndim != 2 || emb->shape[0] < 1 || emb->shape[0] > (1 << 22) ||
+        emb->shape[1] != in->d_model)
+        return eng__err(err, BASE_ERR_MODEL, "%s: missing or misshapen 'token_embd.weight'", path);
+    in->vocab_size = (int)emb->shape[0];
+    in->embed_scale = sqrtf((float)in->d_model);
+
+    eng_model_info *mi = &m->info;
+    mi->family = ENG_FAMILY_DIFFUSION_GEMMA;
+    mi->n_layer = in->n_layer;
+    mi->d_model = in->d_model;
+    mi->n_head = in->n_head;
+    mi->n_kv_head = in->n_kv_sliding;
+    mi->head_dim = in->hd_sliding;
+    mi->d_ff = in->d_ff;
+    mi->vocab_size = in->vocab_size;
+    mi->rope_theta = in->theta_sliding;
+    mi->rms_eps = in->rms_eps;
+    mi->tied_head = !eng__find(m, "output.weight");
+    mi->max_context = BASE_MIN(ctx, 32768);
+    if ((st = dg_bind(m, dg, err)))
+        return st;
+    if (!(m->tok = eng__gg_tok_new(g, path, in->vocab_size, err)))
+        return err->status ? err->status : BASE_ERR_MODEL;
+    /* special ids, stop ids, sampler defaults */
+    static const char *keys[3] = {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+                                  "tokenizer.ggml.padding_token_id"};
+    int32_t *dst[3] = {&in->bos_id, &in->eos_id, &in->pad_id};
+    static const int32_t def[3] = {2, 1, 0};
+    for (int k = 0; k < 3; k++) {
+        uint64_t v;
+        bad = false;
+        *dst[k] = eng__gg_get_u64(g, keys[k], &v, &bad) && v < (uint64_t)in->vocab_size ? (int32_t)v
+                                                                                        : def[k];
+    }
+    dg_add_stop(in, in->eos_id);
+    dg_add_stop(in, eng_token_special_id(m->tok, "<turn|>"));
+    dg_add_stop(in, eng_token_special_id(m->tok, "<|tool_response>"));
+    in->eb_max_steps = 48;
+    uint64_t v;
+    bad = false;
+    if (eng__gg_get_u64(g, "diffusion.eb_max_steps", &v, &bad) && v > 0 && v < 100000)
+        in->eb_max_steps = (int)v;
+    in->eb_t_min = (float)dg_gg_f(m, "diffusion.eb_t_min", 0.4);
+    in->eb_t_max = (float)dg_gg_f(m, "diffusion.eb_t_max", 0.8);
+    in->eb_entropy_bound = (float)dg_gg_f(m, "diffusion.eb_entropy_bound", 0.1);
+    in->eb_stability = 1;
+    bad = false;
+    if (eng__gg_get_u64(g, "diffusion.eb_stability_threshold", &v, &bad) && v < 100000)
+        in->eb_stability = (int)v;
+    in->eb_confidence = (float)dg_gg_f(m, "diffusion.eb_confidence_threshold", 0.005);
+    mi->bos_id = in->bos_id;
+    mi->eos_id = in->eos_id;
+    mi->pad_id = in->pad_id;
+    mi->mask_id = -1;
+    mi->expand_id = -1;
+    snprintf(mi->quant_types, sizeof mi->quant_types, "%s", eng_dtype_name(dg->embed.dtype));
+    return BASE_OK;
+}

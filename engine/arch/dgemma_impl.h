@@ -34,7 +34,13 @@ typedef struct eng__dg_model {
 /* arch/dgemma.c */
 bool eng__dg_is_config(void *cfg /* json_t */);
 base_status eng__dg_load_hf(eng_model *m, void *cfg /* json_t */, const char *path, eng_error *err);
+/* The same from a GGUF file (general.architecture diffusion-gemma) already
+ * mapped into m (m->gg[0], sorted tensors). */
+base_status eng__dg_load_gguf(eng_model *m, eng_error *err);
 void eng__dg_free(eng__dg_model *dg);
+/* arch/model.c: the tokenizer of tokenizer.ggml.* */
+eng_tokenizer *eng__gg_tok_new(const eng__gg_file *g, const char *path, int vocab_size,
+                               eng_error *err);
 
 /* cpu/dgemma_cpu.c: the backend table a DiffusionGemma model gets (its
  * eng_ctx_new refuses: the passes run through engine/dgemma.h). */

@@ -843,8 +843,8 @@ static base_status eng__gg_unpermute(eng_model *m, eng_tensor *t, int n_head, en
 }
 
 /* The tokenizer of tokenizer.ggml.* (vocab_size: the embedding's rows, or 0). */
-static eng_tokenizer *eng__gg_tok_new(const eng__gg_file *g, const char *path, int vocab_size,
-                                      eng_error *err) {
+eng_tokenizer *eng__gg_tok_new(const eng__gg_file *g, const char *path, int vocab_size,
+                               eng_error *err) {
     char model[32], pre[64] = "default";
     bool bad = false;
     if (!eng__gg_get_str(g, "tokenizer.ggml.model", model, sizeof model, &bad)) {
@@ -1011,6 +1011,11 @@ static base_status eng__gg_load(eng_model *m, const char *path, eng_error *err) 
         if (strcmp(m->tensors[i - 1].name, m->tensors[i].name) == 0)
             return eng__err(err, BASE_ERR_MODEL, "%s: tensor '%s' appears in two parts", path,
                             m->tensors[i].name);
+    char ga[32];
+    bool gbad = false;
+    if (eng__gg_get_str(&m->gg[0], "general.architecture", ga, sizeof ga, &gbad) &&
+        strcmp(ga, "diffusion-gemma") == 0)
+        return eng__dg_load_gguf(m, err); /* arch/dgemma.c */
     if ((st = eng__gg_config(m, err)) || (st = eng__bind_weights(m, err)))
         return st;
     if (m->info.family == ENG_FAMILY_LLADA)
@@ -1145,6 +1150,8 @@ eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error 
         free(ggpath);
         if (gst)
             goto fail;
+        if (m->dg)
+            goto dgemma;
         goto loaded;
     }
     char cpath[4096];
@@ -1158,6 +1165,7 @@ eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error 
             goto fail;
         json_decref(cfg);
         cfg = NULL;
+    dgemma:
         m->info.resident_bytes = 0;
         for (int i = 0; i < m->n_files; i++)
             m->info.resident_bytes += m->files[i].size;

@@ -357,7 +357,10 @@ static void dg_mm_task(void *arg, int task, int tid) {
         w = (const float *)j->W->data + (int64_t)n0 * K;
     } else {
         float *t = j->c->wtile[tid];
-        j->c->be->k->convert(j->W, n0, n, t);
+        if (eng__dtype_is_block(j->W->dtype))
+            eng__dequant(j->W->dtype, j->W->data, (int64_t)n0 * K, (int64_t)n * K, t);
+        else
+            j->c->be->k->convert(j->W, n0, n, t);
         w = t;
     }
     j->c->be->k->gemm(j->X, j->ldx, w, K, j->Y + n0, j->ldy, j->M, n, K, j->acc);
@@ -375,8 +378,7 @@ static void dg_mm(eng_dg_ctx *c, const float *X, int ldx, int M, const eng_tenso
 /* Rows [r0, r0 + rows) of a stacked tensor as a tensor of their own. */
 static eng_tensor dg_slice(const eng_tensor *t, int64_t r0, int64_t rows) {
     eng_tensor s = *t;
-    size_t esz = t->dtype == ENG_F32 ? 4 : 2;
-    s.data = (const uint8_t *)t->data + (size_t)(r0 * t->cols) * esz;
+    s.data = (const uint8_t *)t->data + eng__dtype_bytes(t->dtype, r0 * t->cols);
     s.rows = rows;
     return s;
 }
@@ -736,8 +738,14 @@ static void dg_soft_task(void *arg, int task, int tid) {
     float *row = c->wtile[tid];
     for (int r = 0; r < j->n; r++)
         memset(j->out + (int64_t)r * d + c0, 0, (size_t)w * sizeof(float));
+    const bool block = eng__dtype_is_block(dg->embed.dtype);
     for (int v = 0; v < V; v++) {
-        eng__tensor_row_f32(&dg->embed, v, c0, w, row);
+        if (block) { /* block types convert whole rows only */
+            eng__tensor_row_f32(&dg->embed, v, 0, d, row + 64);
+            memcpy(row, row + 64 + c0, (size_t)w * sizeof *row);
+        } else {
+            eng__tensor_row_f32(&dg->embed, v, c0, w, row);
+        }
         for (int r = 0; r < j->n; r++)
             c->be->k->axpy(j->out + (int64_t)r * d + c0, c->prob[(int64_t)r * V + v], row, w);
     }

@@ -70,6 +70,15 @@ SAMPLER_CASES = {
 }
 
 INFILLD = None
+# GGUF files written from the same weights (tests/gen/mkdgemma.py --gguf); the reference
+# reads the GGUF's stored values (dequantised by tests/ref/gguf_read.py).
+GGUF_CASES = {
+    "gguf_f32_decode_sc_moe": (MOE, "f32", False, True),
+    "gguf_f16_encode_dense": (DENSE, "f16", False, False),
+    "gguf_q8_0_decode_moe_aliases": (MOE, "q8_0", True, False),
+    "gguf_q4_0_decode_sc_moe_own_v": (MOE_BF16.replace("--dtype bf16", "--dtype f32"), "q4_0", False, True),
+}
+
 OTHER = ["info", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli"]
 
 
@@ -143,6 +152,53 @@ def logits_case(tool, work, name):
           (name, len(want), worst, tol, float(np.max(np.abs(want)))))
     if not worst <= tol:
         raise SystemExit("FAIL: row %d error %.3g > %g" % (int(np.argmax(errs)), worst, tol))
+    return 0
+
+
+def gguf_case(tool, work, name):
+    import gguf_read
+    args, gt, alias, sc_on = GGUF_CASES[name]
+    extra = " --gguf-type %s%s" % (gt, " --gguf-alias" if alias else "")
+    key = hashlib.sha256((args + extra + open(mkdgemma.__file__, "rb").read().hex()).encode()).hexdigest()[:12]
+    d = os.path.join(work, "g" + key)
+    gg = d + ".gguf"
+    if not os.path.exists(gg):
+        mkdgemma.main(args.split() + extra.split() + ["--out", d, "--gguf", gg])
+    m = ref.load(d)
+    _, tens = gguf_read.read(gg)
+    n_over = 0
+    for hf in list(m.w):
+        g = mkdgemma.gguf_name(hf, alias)
+        if g is None:
+            continue
+        t, shape, raw = tens[g]
+        m.w[hf] = gguf_read.dequant(t, raw, int(np.prod(shape))).reshape(shape).astype(np.float64)
+        n_over += 1
+    V = m.V
+    out = os.path.join(work, name + ".f32")
+    info = json.loads(run(tool, "info", "--model", gg).stdout)
+    if info["family"] != 3 or info["stop"][:1] != [1] or info["canvas"] != m.canvas:
+        raise SystemExit("FAIL: GGUF info %r" % info)
+    c = ref.Cache(m)
+    if "encode" in name:
+        run(tool, "encode", "--model", gg, "--tokens", ids(PROMPT), "--out", out)
+        want = ref.encode(m, c, PROMPT)
+    else:
+        ref.encode(m, c, PROMPT)
+        xa = []
+        sc = None
+        if sc_on:
+            sc = (ref.decode(m, c, CANVAS[::-1]) / 0.6).astype("<f4")
+            sc.tofile(out + ".sc")
+            sc = sc.astype(np.float64)
+            xa = ["--sc", out + ".sc"]
+        run(tool, "decode", "--model", gg, "--prompt", ids(PROMPT), "--canvas", ids(CANVAS), "--out", out, *xa)
+        want = ref.decode(m, c, CANVAS, sc)
+    got = np.fromfile(out, dtype="<f4").reshape(-1, V).astype(np.float64)
+    worst = max(rel_err(got[i], want[i]) for i in range(len(want)))
+    print("%s: %d tensors from the GGUF, %d rows, worst row error %.3g" % (name, n_over, len(want), worst))
+    if not worst <= 1e-5:
+        raise SystemExit("FAIL: error %.3g > 1e-5" % worst)
     return 0
 
 
@@ -265,7 +321,7 @@ def main(argv):
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args(argv)
     if a.list:
-        print("\n".join(list(LOGIT_CASES) + list(SAMPLER_CASES) + OTHER))
+        print("\n".join(list(LOGIT_CASES) + list(SAMPLER_CASES) + list(GGUF_CASES) + OTHER))
         return 0
     os.makedirs(a.work, exist_ok=True)
     global INFILLD
@@ -274,6 +330,8 @@ def main(argv):
         return logits_case(a.tool, a.work, a.case)
     if a.case in SAMPLER_CASES:
         return sampler_case(a.tool, a.work, a.case)
+    if a.case in GGUF_CASES:
+        return gguf_case(a.tool, a.work, a.case)
     if a.case in OTHER:
         return other_case(a.tool, a.work, a.case)
     raise SystemExit("unknown case %s" % a.case)

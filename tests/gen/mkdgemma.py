@@ -32,6 +32,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import gguf_writer as gw  # noqa: E402
 import mkcheckpoint  # noqa: E402  (safetensors writer, BF16 rounding)
 
 SPECIAL = {0: "<pad>", 1: "<eos>", 2: "<bos>", 3: "<unk>", 4: "<mask>", 50: "<|tool_response>",
@@ -200,6 +201,92 @@ def build_tensors(a):
     return t
 
 
+# ---- GGUF (llama.cpp PR #24423's diffusion-gemma layout, DIFFUSIONGEMMA.md §5.2) ----------
+
+GG_TOP = {"model.decoder.embed_tokens.weight": "token_embd.weight",
+          "model.decoder.norm.weight": "output_norm.weight",
+          "model.decoder.self_conditioning.pre_norm.weight": "self_cond_pre_norm.weight",
+          "model.decoder.self_conditioning.gate_proj.weight": "self_cond_gate.weight",
+          "model.decoder.self_conditioning.up_proj.weight": "self_cond_up.weight",
+          "model.decoder.self_conditioning.down_proj.weight": "self_cond_down.weight"}
+GG_LAYER = {"input_layernorm.weight": "attn_norm.weight", "self_attn.q_proj.weight": "attn_q.weight",
+            "self_attn.k_proj.weight": "attn_k.weight", "self_attn.v_proj.weight": "attn_v.weight",
+            "self_attn.o_proj.weight": "attn_output.weight", "self_attn.q_norm.weight": "attn_q_norm.weight",
+            "self_attn.k_norm.weight": "attn_k_norm.weight",
+            "post_attention_layernorm.weight": "post_attention_norm.weight",
+            "pre_feedforward_layernorm.weight": "ffn_norm.weight", "mlp.gate_proj.weight": "ffn_gate.weight",
+            "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight",
+            "post_feedforward_layernorm_1.weight": "post_ffw_norm_1.weight",
+            "router.proj.weight": "ffn_gate_inp.weight", "router.scale": "ffn_gate_inp.scale",
+            "router.per_expert_scale": "ffn_down_exps.scale",
+            "pre_feedforward_layernorm_2.weight": "pre_ffw_norm_2.weight",
+            "experts.gate_up_proj": "ffn_gate_up_exps.weight", "experts.down_proj": "ffn_down_exps.weight",
+            "post_feedforward_layernorm_2.weight": "post_ffw_norm_2.weight",
+            "post_feedforward_layernorm.weight": "post_ffw_norm.weight",
+            "layer_scalar": "layer_output_scale.weight"}
+
+
+def gguf_name(hf, alias=False):
+    """The GGUF name of a Hugging Face name (None: not written, e.g. the vision tower).
+    alias: PR #24427's self_cond_norm and the older enc_layer_out_scale spellings."""
+    if hf in GG_TOP:
+        g = GG_TOP[hf]
+        return "self_cond_norm.weight" if alias and g == "self_cond_pre_norm.weight" else g
+    for pre, enc in (("model.decoder.layers.", False), ("model.encoder.language_model.layers.", True)):
+        if hf.startswith(pre):
+            n, rest = hf[len(pre):].split(".", 1)
+            g = GG_LAYER[rest]
+            if enc:
+                g = ("enc_layer_out_scale" if alias else "enc_" + g)
+            return "blk.%s.%s" % (n, g)
+    return None
+
+
+def write_gguf(a, path, tensors, tok):
+    arch = "diffusion-gemma"
+    kinds = layer_types(a.layers, a.pattern)
+    kvh = [a.global_kv_heads if k == "full_attention" else a.kv_heads for k in kinds]
+    kvs = [("general.architecture", gw.STR, arch), ("general.name", gw.STR, "tiny-diffusion-gemma"),
+           ("%s.block_count" % arch, gw.U32, a.layers), ("%s.context_length" % arch, gw.U32, 262144),
+           ("%s.embedding_length" % arch, gw.U32, a.hidden),
+           ("%s.feed_forward_length" % arch, gw.U32, a.ffn),
+           ("%s.attention.head_count" % arch, gw.U32, a.heads),
+           ("%s.attention.head_count_kv" % arch, gw.ARR, (gw.I32, kvh)),
+           ("%s.attention.key_length" % arch, gw.U32, a.global_head_dim),
+           ("%s.attention.value_length" % arch, gw.U32, a.global_head_dim),
+           ("%s.attention.key_length_swa" % arch, gw.U32, a.head_dim),
+           ("%s.attention.value_length_swa" % arch, gw.U32, a.head_dim),
+           ("%s.rope.dimension_count" % arch, gw.U32, a.global_head_dim),
+           ("%s.rope.dimension_count_swa" % arch, gw.U32, a.head_dim),
+           ("%s.rope.freq_base" % arch, gw.F32, 1000000.0), ("%s.rope.freq_base_swa" % arch, gw.F32, 10000.0),
+           ("%s.attention.sliding_window" % arch, gw.U32, a.window),
+           ("%s.attention.sliding_window_pattern" % arch, gw.ARR,
+            (gw.BOOL, [k == "sliding_attention" for k in kinds])),
+           ("%s.attention.layer_norm_rms_epsilon" % arch, gw.F32, 1e-6),
+           ("%s.final_logit_softcapping" % arch, gw.F32, 30.0),
+           ("%s.attention.causal" % arch, gw.BOOL, False),
+           ("diffusion.canvas_length", gw.U32, a.canvas), ("diffusion.eb_max_steps", gw.U32, 48),
+           ("diffusion.eb_t_min", gw.F32, 0.4), ("diffusion.eb_t_max", gw.F32, 0.8),
+           ("diffusion.eb_entropy_bound", gw.F32, 0.1), ("diffusion.eb_stability_threshold", gw.U32, 1),
+           ("diffusion.eb_confidence_threshold", gw.F32, 0.005)]
+    if a.moe:
+        kvs += [("%s.expert_count" % arch, gw.U32, a.experts), ("%s.expert_used_count" % arch, gw.U32, a.top_k),
+                ("%s.expert_feed_forward_length" % arch, gw.U32, a.expert_ffn)]
+    kvs += gw.tokenizer_kvs(tok, a.vocab, [("bos_token_id", 2), ("eos_token_id", 1), ("padding_token_id", 0)])
+    rot = int(a.partial * a.global_head_dim / 2)
+    freqs = np.array([1.0] * rot + [1e30] * (a.global_head_dim // 2 - rot), dtype=np.float32)
+    out = [("rope_freqs.weight", freqs.shape, gw.GGML["f32"], gw.encode(freqs, "f32"))]
+    for name, arr in tensors:
+        g = gguf_name(name, a.gguf_alias)
+        if g is None:
+            continue
+        t = "f32" if arr.ndim == 1 else a.gguf_type
+        if arr.ndim == 3 and gw.BLOCK[t] > 1:
+            t = "f16"  # experts: the float types only
+        out.append((g, arr.shape, gw.GGML[t], gw.encode(arr, t)))
+    gw.write_file(path, kvs, out)
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", required=True)
@@ -230,6 +317,10 @@ def parse_args(argv):
     p.add_argument("--with-vision", action="store_true", help="add a few vision-tower tensors")
     p.add_argument("--dtype", choices=["f32", "bf16"], default="f32")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--gguf", help="also write the weights as this GGUF file")
+    p.add_argument("--gguf-type", choices=["f32", "f16", "q8_0", "q4_0"], default="f32",
+                   help="type of the 2-D matrices in the GGUF file")
+    p.add_argument("--gguf-alias", action="store_true", help="PR #24427 / older tensor spellings")
     return p.parse_args(argv)
 
 
@@ -244,10 +335,14 @@ def main(argv):
     if a.layers % a.pattern != 0:
         raise SystemExit("mkdgemma: the last layer must be global (layers %% pattern == 0)")
     os.makedirs(a.out, exist_ok=True)
-    mkcheckpoint.write_safetensors(os.path.join(a.out, "model.safetensors"), build_tensors(a), a.dtype)
+    tensors = build_tensors(a)
+    mkcheckpoint.write_safetensors(os.path.join(a.out, "model.safetensors"), tensors, a.dtype)
     write_json(os.path.join(a.out, "config.json"), make_config(a))
     write_json(os.path.join(a.out, "generation_config.json"), make_generation_config(a))
-    write_json(os.path.join(a.out, "tokenizer.json"), make_tokenizer(a.vocab))
+    tok = make_tokenizer(a.vocab)
+    write_json(os.path.join(a.out, "tokenizer.json"), tok)
+    if a.gguf:
+        write_gguf(a, a.gguf, tensors, tok)
     write_json(os.path.join(a.out, "tokenizer_config.json"), {
         "tokenizer_class": "GemmaTokenizer", "bos_token": "<bos>", "eos_token": "<eos>",
         "pad_token": "<pad>", "unk_token": "<unk>", "mask_token": "<mask>", "add_bos_token": True})
