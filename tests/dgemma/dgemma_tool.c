@@ -15,6 +15,10 @@
  *       The entropy-bound sampler; JSON result on stdout.
  *   dgemma_tool kat
  *       Known-answer checks of the attention rectangle and the proportional RoPE.
+ *   dgemma_tool bench --model DIR [--prompt-len P] [--steps K] [--threads T]
+ *       Encodes P random ids, then K decoder passes over a canvas of the model's
+ *       length (self-conditioning from the second on); prints the encoder time,
+ *       the time per decoder step and the expert-grouping counters.
  *   dgemma_tool ctx --model DIR --cache N --rows R
  *       Makes a context; prints "ok" or the error (the memory-budget refusal).
  *
@@ -191,6 +195,51 @@ int main(int argc, char **argv) {
         eng_ctx *mc = eng_ctx_new(m, 1, 16, &e);
         printf("], \"ctx_new\": \"%s\"}\n", mc ? "accepted" : e.msg);
         eng_ctx_free(mc);
+    } else if (strcmp(cmd, "bench") == 0) {
+        const char *v;
+        int P = (v = arg(argc, argv, "--prompt-len")) ? atoi(v) : 512;
+        int K = (v = arg(argc, argv, "--steps")) ? atoi(v) : 4;
+        const int n = in->canvas_len;
+        eng_dg_ctx *c = eng_dg_ctx_new(m, P + n, n, &e);
+        int32_t *ids = malloc(sizeof(int32_t) * (size_t)(P + n));
+        float *lg = malloc(sizeof(float) * (size_t)n * V);
+        if (!c || !ids || !lg) {
+            rc = fail("bench setup", c ? NULL : &e);
+        } else {
+            for (int i = 0; i < P + n; i++)
+                ids[i] = (int32_t)(eng_noise_uniform(1, 0, (uint32_t)i, 0) * V);
+            uint64_t t0 = base_now_ns();
+            base_status st = eng_dg_encode(c, ids, P, NULL);
+            double enc = base_ms_since(t0);
+            eng_dg_stats s0;
+            eng_dg_get_stats(c, &s0);
+            double dec = 0;
+            for (int k = 0; st == BASE_OK && k < K; k++) {
+                t0 = base_now_ns();
+                st = eng_dg_decode(c, ids + P, n, k && in->self_cond ? lg : NULL, lg);
+                dec += base_ms_since(t0);
+            }
+            eng_dg_stats s;
+            eng_dg_get_stats(c, &s);
+            if (st)
+                rc = fail(base_status_str(st), NULL);
+            else
+                printf("{\"device\": \"%s\", \"weight_bytes\": %llu, \"prompt\": %d, "
+                       "\"encode_ms\": %.1f, \"canvas\": %d, \"steps\": %d, "
+                       "\"decode_ms_per_step\": %.1f, \"expert_rows\": %llu, "
+                       "\"expert_calls\": %llu, \"expert_bytes_read\": %llu, "
+                       "\"expert_bytes_used\": %llu, \"expert_bytes_all\": %llu}\n",
+                       eng_model_device_desc(m),
+                       (unsigned long long)eng_model_get_info(m)->weight_bytes, P, enc, n, K,
+                       dec / K, (unsigned long long)(s.expert_rows - s0.expert_rows),
+                       (unsigned long long)(s.expert_calls - s0.expert_calls),
+                       (unsigned long long)(s.expert_bytes_read - s0.expert_bytes_read),
+                       (unsigned long long)(s.expert_bytes_used - s0.expert_bytes_used),
+                       (unsigned long long)(s.expert_bytes_all - s0.expert_bytes_all));
+        }
+        free(ids);
+        free(lg);
+        eng_dg_ctx_free(c);
     } else if (strcmp(cmd, "ctx") == 0) {
         const char *cs = arg(argc, argv, "--cache"), *rs = arg(argc, argv, "--rows");
         eng_dg_ctx *c = eng_dg_ctx_new(m, cs ? atoi(cs) : 64, rs ? atoi(rs) : 16, &e);
