@@ -51,6 +51,8 @@ eng_backend *eng__dg_backend_new(eng_model *m, eng_error *err);
 const eng__dg_model *eng__dg_ctx_model(const eng_dg_ctx *c);
 int eng__dg_ctx_max_rows(const eng_dg_ctx *c);
 int eng__dg_ctx_max_cache(const eng_dg_ctx *c);
+/* Runs fn over n tasks on the context's compute pool (the sampler's rows). */
+void eng__dg_ctx_parallel(eng_dg_ctx *c, eng__task_fn fn, void *arg, int n);
 
 /* Key ranges of the three attention regimes (DIFFUSIONGEMMA.md §2.3), for
  * query row q of a pass whose first row sits at cache position L:

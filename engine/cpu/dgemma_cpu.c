@@ -321,6 +321,9 @@ eng_dg_ctx *eng_dg_ctx_new(eng_model *m, int max_cache, int max_rows, eng_error 
 const eng__dg_model *eng__dg_ctx_model(const eng_dg_ctx *c) { return c->dg; }
 int eng__dg_ctx_max_rows(const eng_dg_ctx *c) { return c->max_rows; }
 int eng__dg_ctx_max_cache(const eng_dg_ctx *c) { return c->max_cache; }
+void eng__dg_ctx_parallel(eng_dg_ctx *c, eng__task_fn fn, void *arg, int n) {
+    eng__pool_run(c->be->pool, fn, arg, n);
+}
 
 int eng_dg_cache_len(const eng_dg_ctx *c) { return c ? c->len : 0; }
 

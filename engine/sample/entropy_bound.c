@@ -83,6 +83,26 @@ static void eb_row(const float *z, int V, uint64_t seed, uint32_t step, uint32_t
     *H = log(Z) - S / Z;
 }
 
+/* One canvas row of a step: temperature scaling in place, then eb_row. */
+typedef struct eb_rows_job {
+    float *logits;
+    int V;
+    double t;
+    uint64_t seed;
+    uint32_t step;
+    int32_t *amax, *samp;
+    double *H;
+} eb_rows_job;
+
+static void eb_rows_task(void *arg, int i, int tid) {
+    (void)tid;
+    const eb_rows_job *j = arg;
+    float *z = j->logits + (int64_t)i * j->V;
+    for (int v = 0; v < j->V; v++)
+        z[v] = (float)((double)z[v] / j->t);
+    eb_row(z, j->V, j->seed, j->step, (uint32_t)i, &j->amax[i], &j->H[i], &j->samp[i]);
+}
+
 /* Stable insertion-free merge sort of indices by H ascending. */
 static void eb_sort(int32_t *ix, int32_t *tmp, const double *H, int n) {
     for (int w = 1; w < n; w *= 2)
@@ -151,12 +171,11 @@ base_status eng_eb_generate(eng_dg_ctx *c, const int32_t *prompt, int n_prompt,
             res->ms_decode += base_ms_since(t0);
             res->steps_run++;
             t0 = base_now_ns();
+            /* rows in parallel: each is a function of its own logits and counters */
+            eb_rows_job rj = {logits, V, t, p->seed, g, amax, samp, H};
+            eng__dg_ctx_parallel(c, eb_rows_task, &rj, n);
             double hsum = 0;
             for (int i = 0; i < n; i++) {
-                float *z = logits + (int64_t)i * V;
-                for (int v = 0; v < V; v++)
-                    z[v] = (float)((double)z[v] / t);
-                eb_row(z, V, p->seed, g, (uint32_t)i, &amax[i], &H[i], &samp[i]);
                 hsum += H[i];
                 ord[i] = i;
             }
