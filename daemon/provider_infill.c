@@ -582,6 +582,8 @@ static const char *dmn__family_name(eng_family f) {
         return "open-dcoder";
     case ENG_FAMILY_LLADA:
         return "llada";
+    case ENG_FAMILY_DIFFUSION_GEMMA:
+        return "diffusion-gemma";
     }
     return "unknown";
 }

@@ -20,9 +20,11 @@ typedef struct eng_error {
 /* ---- model ---------------------------------------------------------------- */
 
 typedef enum eng_family {
-    ENG_FAMILY_DREAM = 0,   /* DreamModel: Dream, Dream-Coder, DreamOn, DiffuCoder */
-    ENG_FAMILY_OPEN_DCODER, /* Qwen2ForCausalLM run bidirectionally, with a mask token */
-    ENG_FAMILY_LLADA,       /* LLaDAModelLM, OLMo tensor names */
+    ENG_FAMILY_DREAM = 0,       /* DreamModel: Dream, Dream-Coder, DreamOn, DiffuCoder */
+    ENG_FAMILY_OPEN_DCODER,     /* Qwen2ForCausalLM run bidirectionally, with a mask token */
+    ENG_FAMILY_LLADA,           /* LLaDAModelLM, OLMo tensor names */
+    ENG_FAMILY_DIFFUSION_GEMMA, /* DiffusionGemmaForBlockDiffusion: uniform-state block
+                                   diffusion, no mask token; runs through dgemma.h */
 } eng_family;
 
 /* Storage types of weights. The block types (GGUF files only) follow ggml's

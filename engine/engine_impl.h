@@ -156,7 +156,16 @@ struct eng_model {
     const eng_backend_i *bi;
     eng_backend *be;
     eng_load_opts opts;
+    struct eng__dg_model *dg; /* DiffusionGemma weights (arch/dgemma.c); NULL otherwise */
 };
+
+/* arch/model.c, shared with arch/dgemma.c: the tensor named `name` (sorted
+ * index), binding with a shape check (rows = 0: 1-D of cols), and mapping
+ * model.safetensors or its index. */
+const eng__st_tensor *eng__find(const eng_model *m, const char *name);
+base_status eng__bind(eng_model *m, eng_tensor *out, const char *name, int64_t rows, int64_t cols,
+                      bool optional, eng_error *err);
+base_status eng__map_weights(eng_model *m, eng_error *err);
 
 struct eng_ctx {
     eng_model *m;

@@ -1,6 +1,7 @@
 /* infill pipeline: model handle, context budget, one infill from text, and
  * the document pipeline (span → prompt → diffusion → post-process → rank). */
 #define _POSIX_C_SOURCE 200809L
+#include "dgemma_fim.h"
 #include "infill.h"
 #include "source.h"
 
@@ -21,6 +22,7 @@ struct ifl_model {
     ifl_cost cost;
     ifl_step_wrap_fn wrap;
     void *wrap_ud;
+    eng_dg_ctx *dg; /* DiffusionGemma: its passes instead of ctx/diff (dgemma_fim.c) */
 };
 
 void ifl_model_opts_default(ifl_model_opts *o) {
@@ -82,6 +84,16 @@ ifl_model *ifl_model_open(const char *dir, const ifl_model_opts *o, eng_error *e
     m->max_len = o->max_len > 0 ? o->max_len : m->info.max_context;
     if (m->max_len <= 0 || m->max_len > 2048)
         m->max_len = 2048;
+    if (m->info.family == ENG_FAMILY_DIFFUSION_GEMMA) {
+        /* prompt (template + context) and one committed canvas in the cache */
+        const eng_dg_info *dgi = eng_dg_get_info(m->model);
+        m->dg = eng_dg_ctx_new(m->model, m->max_len + 2 * dgi->canvas_len, dgi->canvas_len, err);
+        if (!m->dg)
+            goto fail;
+        m->cost.scale = 1.0;
+        m->cost.row_ms = (double)m->info.weight_bytes * 1e-8;
+        return m;
+    }
     m->ctx = eng_ctx_new(m->model, m->max_batch, m->max_len, err);
     if (!m->ctx)
         goto fail;
@@ -113,6 +125,7 @@ void ifl_model_close(ifl_model *m) {
         return;
     eng_diffuser_free(m->diff);
     eng_ctx_free(m->ctx);
+    eng_dg_ctx_free(m->dg);
     eng_model_free(m->model);
     free(m->dir);
     free(m);
@@ -327,9 +340,100 @@ void ifl_text_res_free(ifl_text_res *r) {
     memset(r, 0, sizeof *r);
 }
 
+/* DiffusionGemma: the Gemma-4 chat prompt around the cut context, one run
+ * of the entropy-bound sampler, the answer cleaned (dgemma_fim.h). */
+static base_status ifl__dg_infill(ifl_model *m, const ifl_text_req *r, const volatile int *cancel,
+                                  ifl_text_res *out) {
+    uint64_t t0 = base_now_ns();
+    if (r->prefix_ids || r->suffix_ids)
+        return BASE_ERR_UNSUPPORTED; /* the template is text */
+    const eng_dg_info *dgi = eng_dg_get_info(m->model);
+    const char *pre = r->prefix ? r->prefix : "", *suf = r->suffix ? r->suffix : "";
+    size_t np = r->prefix ? r->prefix_len : 0, ns = r->suffix ? r->suffix_len : 0;
+    int32_t *ids = NULL, *cut = NULL;
+    int n_ids = 0, n0 = 0, n1 = 0, n_cut = 0;
+    char *user = NULL, *ans = NULL;
+    size_t n_user = 0, n_ans = 0;
+    eng_eb_result er = {0};
+    base_status st = ifl__tokenize(m->tok, pre, np, &cut, &n0);
+    free(cut);
+    cut = NULL;
+    if (st == BASE_OK)
+        st = ifl__tokenize(m->tok, suf, ns, &cut, &n1);
+    free(cut);
+    cut = NULL;
+    int budget = (r->ctx_budget > 0 ? r->ctx_budget : m->max_len) - 96; /* the template */
+    budget = BASE_MIN(budget, m->max_len - 96);
+    if (st == BASE_OK && budget < 0)
+        st = BASE_ERR_TOO_LARGE;
+    int kp = 0, ks = 0;
+    if (st == BASE_OK)
+        ifl_budget_split(budget, n0, n1, &kp, &ks);
+    if (st == BASE_OK && n0 > kp)
+        st = ifl__cut_prefix(m->tok, pre, np, kp, &cut, &n_cut, &out->prefix_cut);
+    free(cut);
+    cut = NULL;
+    if (st == BASE_OK && n1 > ks)
+        st = ifl__cut_suffix(m->tok, suf, ns, ks, &cut, &n_cut, &out->suffix_cut);
+    free(cut);
+    if (st != BASE_OK)
+        goto done;
+    pre += out->prefix_cut, np -= out->prefix_cut, ns -= out->suffix_cut;
+    out->n_prefix_tokens = BASE_MIN(n0, kp);
+    out->n_suffix_tokens = BASE_MIN(n1, ks);
+    if ((st = ifl_dg_user_text(pre, np, suf, ns, NULL, &user, &n_user)) ||
+        (st = ifl_dg_prompt_ids(m->tok, user, n_user, &ids, &n_ids)))
+        goto done;
+    out->t.tokenize_ms = base_ms_since(t0);
+    eng_eb_params ep;
+    eng_eb_params_default(m->model, &ep);
+    ep.seed = r->params.seed;
+    ep.cancel = cancel;
+    if (r->params.max_steps > 0)
+        ep.max_steps = r->params.max_steps;
+    eng_dg_cache_truncate(m->dg, 0);
+    eng_dg_set_cancel(m->dg, cancel);
+    uint64_t t1 = base_now_ns();
+    st = eng_eb_generate(m->dg, ids, n_ids, &ep, &er);
+    eng_dg_set_cancel(m->dg, NULL);
+    out->t.diffuse_ms = base_ms_since(t1);
+    if (st != BASE_OK)
+        goto done;
+    out->steps_run = er.steps_run;
+    out->n_forward_full = er.steps_run;
+    out->t.step_ms = er.ms_decode;
+    /* the canvas ends with a stop id or pad: the hole never grows */
+    out->n_tokens = er.n_tokens + 1;
+    out->tokens = malloc(sizeof(int32_t) * (size_t)(out->n_tokens + 1));
+    if (!out->tokens) {
+        st = BASE_ERR_NOMEM;
+        goto done;
+    }
+    memcpy(out->tokens, er.tokens, sizeof(int32_t) * (size_t)er.n_tokens);
+    out->tokens[er.n_tokens] = dgi->pad_id;
+    uint64_t t2 = base_now_ns();
+    if ((st = eng_detokenize(m->tok, er.tokens, (size_t)er.n_text, true, &ans, &n_ans)) ||
+        (st = ifl_dg_clean(ans, n_ans, pre, np, suf, ns, &out->cand[0].text, &out->cand[0].len)))
+        goto done;
+    out->cand[0].mean_conf = 1.0;
+    out->n_cand = 1;
+    out->t.detok_ms = base_ms_since(t2);
+done:
+    free(ids);
+    free(user);
+    free(ans);
+    eng_eb_result_free(&er);
+    out->t.total_ms = base_ms_since(t0);
+    if (st != BASE_OK)
+        ifl_text_res_free(out);
+    return st;
+}
+
 base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile int *cancel,
                             ifl_text_res *out) {
     memset(out, 0, sizeof *out);
+    if (m->dg)
+        return ifl__dg_infill(m, r, cancel, out);
     uint64_t t0 = base_now_ns();
     eng_diff_params p = r->params;
     if (p.candidates > m->max_batch)

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "engine_impl.h"
 
+#include "arch/dgemma_impl.h"
 #include "tokenizer/tokenizer_impl.h"
 
 #include <dirent.h>
@@ -332,7 +333,7 @@ static int eng__tensor_cmp(const void *a, const void *b) {
     return strcmp(((const eng__st_tensor *)a)->name, ((const eng__st_tensor *)b)->name);
 }
 
-static base_status eng__map_weights(eng_model *m, eng_error *err) {
+base_status eng__map_weights(eng_model *m, eng_error *err) {
     char path[4096];
     snprintf(path, sizeof path, "%s/model.safetensors.index.json", m->dir);
     base_status st;
@@ -455,14 +456,14 @@ static const char *eng__gg_tensor_name(eng_family fam, const char *hf, char *buf
     return hf;
 }
 
-static const eng__st_tensor *eng__find(const eng_model *m, const char *name) {
+const eng__st_tensor *eng__find(const eng_model *m, const char *name) {
     eng__st_tensor key = {.name = (char *)name};
     return bsearch(&key, m->tensors, (size_t)m->n_tensors, sizeof key, eng__tensor_cmp);
 }
 
 /* Binds tensor `name` with expected shape (rows, cols) (rows = 0: 1-D of cols). */
-static base_status eng__bind(eng_model *m, eng_tensor *out, const char *name, int64_t rows,
-                             int64_t cols, bool optional, eng_error *err) {
+base_status eng__bind(eng_model *m, eng_tensor *out, const char *name, int64_t rows, int64_t cols,
+                      bool optional, eng_error *err) {
     memset(out, 0, sizeof *out);
     char ggname[256];
     const char *src = m->info.gguf ? "the GGUF metadata" : "config.json";
@@ -898,8 +899,8 @@ static eng_tokenizer *eng__gg_tok_spm(const eng__gg_file *g, const char *path, c
 }
 
 /* The tokenizer of tokenizer.ggml.* (vocab_size: the embedding's rows, or 0). */
-static eng_tokenizer *eng__gg_tok_new(const eng__gg_file *g, const char *path, int vocab_size,
-                                      eng_error *err) {
+eng_tokenizer *eng__gg_tok_new(const eng__gg_file *g, const char *path, int vocab_size,
+                               eng_error *err) {
     char model[32], pre[64] = "default";
     bool bad = false;
     if (!eng__gg_get_str(g, "tokenizer.ggml.model", model, sizeof model, &bad)) {
@@ -1069,6 +1070,11 @@ static base_status eng__gg_load(eng_model *m, const char *path, eng_error *err) 
         if (strcmp(m->tensors[i - 1].name, m->tensors[i].name) == 0)
             return eng__err(err, BASE_ERR_MODEL, "%s: tensor '%s' appears in two parts", path,
                             m->tensors[i].name);
+    char ga[32];
+    bool gbad = false;
+    if (eng__gg_get_str(&m->gg[0], "general.architecture", ga, sizeof ga, &gbad) &&
+        strcmp(ga, "diffusion-gemma") == 0)
+        return eng__dg_load_gguf(m, err); /* arch/dgemma.c */
     if ((st = eng__gg_config(m, err)) || (st = eng__bind_weights(m, err)))
         return st;
     if (m->info.family == ENG_FAMILY_LLADA)
@@ -1203,6 +1209,8 @@ eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error 
         free(ggpath);
         if (gst)
             goto fail;
+        if (m->dg)
+            goto dgemma;
         goto loaded;
     }
     char cpath[4096];
@@ -1210,6 +1218,27 @@ eng_model *eng_model_load(const char *dir, const eng_load_opts *opts, eng_error 
     cfg = eng__json_file(m->dir, "config.json", true, err, &failed);
     if (!cfg)
         goto fail;
+    if (eng__dg_is_config(cfg)) {
+        /* DiffusionGemma: its own config, names and backend (arch/dgemma.c). */
+        if (eng__dg_load_hf(m, cfg, cpath, err))
+            goto fail;
+        json_decref(cfg);
+        cfg = NULL;
+    dgemma:
+        m->info.resident_bytes = 0;
+        for (int i = 0; i < m->n_files; i++)
+            m->info.resident_bytes += m->files[i].size;
+        eng__prefault(m);
+        if (m->opts.device == ENG_DEVICE_CUDA) {
+            eng__err(err, BASE_ERR_UNSUPPORTED,
+                     "%s: DiffusionGemma runs on the CPU only in this version", m->dir);
+            goto fail;
+        }
+        if (!(m->be = eng__dg_backend_new(m, err)))
+            goto fail;
+        m->bi = &eng__dg_backend;
+        return m;
+    }
     if (eng__parse_config(m, cfg, cpath, err))
         goto fail;
     if (eng__map_weights(m, err) || eng__bind_weights(m, err))
@@ -1302,6 +1331,7 @@ void eng_model_free(eng_model *m) {
         free(m->files[i].path);
     }
     free(m->files);
+    eng__dg_free(m->dg);
     free(m->layers);
     free(m->arch);
     free(m->dir);

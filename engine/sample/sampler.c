@@ -86,6 +86,8 @@ int eng_diff_layout(const eng_model_info *info, const eng_diff_prompt *p, int n_
         if (lead < 0 && p->n_prefix == 0 && info->shift_logits)
             lead = info->eos_id;
         break;
+    case ENG_FAMILY_DIFFUSION_GEMMA: /* no mask canvas: engine/dgemma.h */
+        return -1;
     }
     int len = (lead >= 0) + p->n_prefix + n_hole + p->n_suffix + (tail >= 0);
     if (len > cap || n_hole < 0)

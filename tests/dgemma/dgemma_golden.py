@@ -1,0 +1,341 @@
+#!/usr/bin/python3
+"""DiffusionGemma golden tests: the engine (through dgemma_tool) against the
+independent float64 reference tests/ref/dgemma_ref.py on tiny checkpoints written by
+tests/gen/mkdgemma.py.
+
+Logit cases compare every row: error = max|engine - ref| / max|ref| <= 1e-5 for F32
+weights (1e-4 for BF16: the reference reads the same rounded values, so only the
+engine's f32 arithmetic differs). Sampler cases require identical committed canvases,
+step counts and stop reasons over the fixed noise stream. Each sampler case drives one
+stop rule: the step cap, the stable-and-confident stop, the stability check switched
+off, a stop id (with pad after it), the max_new_tokens canvas limit, and the entropy
+bound at both extremes.
+
+Usage: dgemma_golden.py --tool BIN --work DIR (--case NAME | --list)
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "ref"))
+sys.path.insert(0, os.path.join(HERE, "..", "gen"))
+import dgemma_ref as ref  # noqa: E402
+import mkdgemma  # noqa: E402
+
+DENSE = "--layers 4 --pattern 2 --seed 1"
+MOE = "--layers 4 --pattern 2 --moe --seed 2"
+MOE_BF16 = "--layers 6 --pattern 3 --moe --no-k-eq-v --dtype bf16 --seed 3 --window 5"
+PEAKED = "--layers 2 --pattern 2 --moe --seed 4 --head-gain 2 --layer-gain 0.3"
+
+# a prompt longer than the sliding window (8) so the rectangle matters
+PROMPT = [2, 105, 300, 217, 161, 390, 240, 141, 333, 150, 199, 106, 10, 384]
+CANVAS = [7, 399, 0, 1, 205, 205, 311, 128, 140, 391, 50, 106, 222, 301, 3, 180]
+
+LOGIT_CASES = {
+    "encode_dense": (DENSE, "encode", {}),
+    "decode_dense": (DENSE, "decode", {}),
+    "decode_sc_dense": (DENSE, "decode", {"sc": True}),
+    "encode_moe": (MOE, "encode", {}),
+    "decode_moe": (MOE, "decode", {}),
+    "decode_sc_moe": (MOE, "decode", {"sc": True}),
+    "decode_moe_chunked_prompt": (MOE, "decode", {"rows": 5}),
+    "decode_sc_moe_bf16_own_v": (MOE_BF16, "decode", {"sc": True}),
+    "encode_moe_bf16_own_v": (MOE_BF16, "encode", {}),
+}
+
+BASE_P = {"max_steps": 6, "t_min": 0.4, "t_max": 0.8, "entropy_bound": 0.1, "stability": 1,
+          "confidence": 0.005, "max_new_tokens": 16, "seed": 7, "stop_ids": [], "self_cond": True}
+
+SAMPLER_CASES = {
+    # every step runs; two canvases (the first committed and re-encoded)
+    "sampler_step_cap": (MOE, {"confidence": 0.0, "max_new_tokens": 32}),
+    # stable argmax + low mean entropy ends a canvas early
+    "sampler_confident_stop": (PEAKED, {"confidence": 0.05, "max_steps": 12}),
+    # stability 0: the confidence test alone
+    "sampler_stability_off": (PEAKED, {"confidence": 50.0, "stability": 0}),
+    # a stop id: pad after it, generation ends before max_new_tokens
+    "sampler_stop_id": (MOE, {"max_new_tokens": 48, "stop_from_run": True}),
+    # no self-conditioning
+    "sampler_no_sc": (DENSE, {"self_cond": False, "max_new_tokens": 32}),
+    # entropy bound extremes: everything accepted / only the lowest-entropy row
+    "sampler_bound_all": (DENSE, {"entropy_bound": 1e9}),
+    "sampler_bound_zero": (DENSE, {"entropy_bound": 0.0, "seed": 99}),
+}
+
+INFILLD = None
+# GGUF files written from the same weights (tests/gen/mkdgemma.py --gguf); the reference
+# reads the GGUF's stored values (dequantised by tests/ref/gguf_read.py).
+GGUF_CASES = {
+    "gguf_f32_decode_sc_moe": (MOE, "f32", False, True),
+    "gguf_f16_encode_dense": (DENSE, "f16", False, False),
+    "gguf_q8_0_decode_moe_aliases": (MOE, "q8_0", True, False),
+    "gguf_q4_0_decode_sc_moe_own_v": (MOE_BF16.replace("--dtype bf16", "--dtype f32"), "q4_0", False, True),
+}
+
+OTHER = ["info", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli"]
+
+
+def model_dir(work, args):
+    key = hashlib.sha256((args + open(mkdgemma.__file__, "rb").read().hex()).encode()).hexdigest()[:12]
+    d = os.path.join(work, key)
+    if not os.path.exists(os.path.join(d, "config.json")):
+        mkdgemma.main(args.split() + ["--out", d])
+    return d
+
+
+def ids(v):
+    return ",".join(str(int(x)) for x in v)
+
+
+def run(tool, *a, env=None, check=True):
+    p = subprocess.run([tool] + list(a), capture_output=True, text=True, env=env)
+    if check and p.returncode != 0:
+        sys.stderr.write(p.stdout + p.stderr)
+        raise SystemExit("FAIL: dgemma_tool %s exited %d" % (a[0], p.returncode))
+    return p
+
+
+def rel_err(a, b):
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
+
+
+def logits_case(tool, work, name):
+    args, kind, opt = LOGIT_CASES[name]
+    d = model_dir(work, args)
+    m = ref.load(d)
+    tol = 1e-4 if "bf16" in args else 1e-5
+    out = os.path.join(work, name + ".f32")
+    V = m.V
+    if kind == "encode":
+        t1, t2 = PROMPT[:9], PROMPT[9:]
+        run(tool, "encode", "--model", d, "--tokens", ids(t1), "--tokens2", ids(t2), "--out", out)
+        got = np.fromfile(out, dtype="<f4").reshape(-1, V).astype(np.float64)
+        c = ref.Cache(m)
+        want = np.concatenate([ref.encode(m, c, t1), ref.encode(m, c, t2)])
+    else:
+        extra = []
+        sc = None
+        c = ref.Cache(m)
+        ref.encode(m, c, PROMPT)
+        if opt.get("sc"):
+            # the previous step's temperature-scaled logits: a decoder pass at t = 0.6
+            sc = ref.decode(m, c, CANVAS[::-1]) / 0.6
+            scf = os.path.join(work, name + ".sc")
+            sc.astype("<f4").tofile(scf)
+            sc = np.fromfile(scf, dtype="<f4").reshape(-1, V).astype(np.float64)
+            extra += ["--sc", scf]
+        if opt.get("rows"):
+            extra += ["--rows", str(opt["rows"])]
+        p = run(tool, "decode", "--model", d, "--prompt", ids(PROMPT), "--canvas", ids(CANVAS),
+                "--out", out, *extra)
+        got = np.fromfile(out, dtype="<f4").reshape(-1, V).astype(np.float64)
+        want = ref.decode(m, c, CANVAS, sc)
+        if m.moe:
+            import re
+            mt = re.search(r"experts: calls \d+ rows \d+ read (\d+) used (\d+) all (\d+)", p.stderr)
+            read, used, allb = (int(x) for x in mt.groups())
+            if read != used or not used < allb:
+                raise SystemExit("FAIL: expert grouping read %d bytes, used %d, all %d" % (read, used, allb))
+    if got.shape != want.shape:
+        raise SystemExit("FAIL: shape %s vs %s" % (got.shape, want.shape))
+    errs = [rel_err(got[i], want[i]) for i in range(len(want))]
+    worst = max(errs)
+    # the cap must be doing something for the test to mean anything
+    print("%s: %d rows, worst row error %.3g (tol %g), max |logit| %.2f" %
+          (name, len(want), worst, tol, float(np.max(np.abs(want)))))
+    if not worst <= tol:
+        raise SystemExit("FAIL: row %d error %.3g > %g" % (int(np.argmax(errs)), worst, tol))
+    return 0
+
+
+def gguf_case(tool, work, name):
+    import gguf_read
+    args, gt, alias, sc_on = GGUF_CASES[name]
+    extra = " --gguf-type %s%s" % (gt, " --gguf-alias" if alias else "")
+    key = hashlib.sha256((args + extra + open(mkdgemma.__file__, "rb").read().hex()).encode()).hexdigest()[:12]
+    d = os.path.join(work, "g" + key)
+    gg = d + ".gguf"
+    if not os.path.exists(gg):
+        mkdgemma.main(args.split() + extra.split() + ["--out", d, "--gguf", gg])
+    m = ref.load(d)
+    _, tens = gguf_read.read(gg)
+    n_over = 0
+    for hf in list(m.w):
+        g = mkdgemma.gguf_name(hf, alias)
+        if g is None:
+            continue
+        t, shape, raw = tens[g]
+        m.w[hf] = gguf_read.dequant(t, raw, int(np.prod(shape))).reshape(shape).astype(np.float64)
+        n_over += 1
+    V = m.V
+    out = os.path.join(work, name + ".f32")
+    info = json.loads(run(tool, "info", "--model", gg).stdout)
+    if info["family"] != 3 or info["stop"][:1] != [1] or info["canvas"] != m.canvas:
+        raise SystemExit("FAIL: GGUF info %r" % info)
+    c = ref.Cache(m)
+    if "encode" in name:
+        run(tool, "encode", "--model", gg, "--tokens", ids(PROMPT), "--out", out)
+        want = ref.encode(m, c, PROMPT)
+    else:
+        ref.encode(m, c, PROMPT)
+        xa = []
+        sc = None
+        if sc_on:
+            sc = (ref.decode(m, c, CANVAS[::-1]) / 0.6).astype("<f4")
+            sc.tofile(out + ".sc")
+            sc = sc.astype(np.float64)
+            xa = ["--sc", out + ".sc"]
+        run(tool, "decode", "--model", gg, "--prompt", ids(PROMPT), "--canvas", ids(CANVAS), "--out", out, *xa)
+        want = ref.decode(m, c, CANVAS, sc)
+    got = np.fromfile(out, dtype="<f4").reshape(-1, V).astype(np.float64)
+    worst = max(rel_err(got[i], want[i]) for i in range(len(want)))
+    print("%s: %d tensors from the GGUF, %d rows, worst row error %.3g" % (name, n_over, len(want), worst))
+    if not worst <= 1e-5:
+        raise SystemExit("FAIL: error %.3g > 1e-5" % worst)
+    return 0
+
+
+def gen_args(d, P):
+    a = ["generate", "--model", d, "--seed", str(P["seed"]), "--steps", str(P["max_steps"]),
+         "--t-min", repr(P["t_min"]), "--t-max", repr(P["t_max"]), "--bound", repr(P["entropy_bound"]),
+         "--stability", str(P["stability"]), "--confidence", repr(P["confidence"]),
+         "--max-new", str(P["max_new_tokens"]), "--stop", ids(P["stop_ids"]), "--prompt", ids(PROMPT)]
+    if not P["self_cond"]:
+        a.append("--no-sc")
+    return a
+
+
+def sampler_case(tool, work, name):
+    args, over = SAMPLER_CASES[name]
+    d = model_dir(work, args)
+    m = ref.load(d)
+    P = dict(BASE_P)
+    P.update({k: v for k, v in over.items() if k != "stop_from_run"})
+    if over.get("stop_from_run"):
+        # a token the second canvas commits becomes the stop id: generation must end
+        # there, in the second canvas, with pad after it
+        probe = ref.generate(m, PROMPT, dict(P, max_new_tokens=32))
+        P["stop_ids"] = [probe["tokens"][16 + 5]]
+        first = probe["tokens"].index(P["stop_ids"][0])
+    want = ref.generate(m, PROMPT, P)
+    got = json.loads(run(tool, *gen_args(d, P)).stdout)
+    for k in ("tokens", "n_text", "steps", "hit_stop", "last_stop"):
+        if got[k] != want[k]:
+            raise SystemExit("FAIL: %s differs: engine %r, reference %r" % (k, got[k], want[k]))
+    # each case must exercise its rule
+    n_canvas = -(-P["max_new_tokens"] // m.canvas)
+    if name == "sampler_step_cap" and (want["steps"] != P["max_steps"] * n_canvas or want["hit_stop"]):
+        raise SystemExit("FAIL: the step cap case did not run every step of %d canvases" % n_canvas)
+    if name == "sampler_confident_stop" and (want["last_stop"] != "confident" or
+                                             want["steps"] >= P["max_steps"] or want["steps"] < 2):
+        raise SystemExit("FAIL: no stable-and-confident stop (steps %d)" % want["steps"])
+    if name == "sampler_stability_off" and want["steps"] != 1:
+        raise SystemExit("FAIL: stability 0 should stop after one confident step")
+    if name == "sampler_stop_id":
+        toks = want["tokens"]
+        if not want["hit_stop"] or want["n_text"] != first or len(toks) != 32 or \
+                any(t != m.pad for t in toks[first + 1:]):
+            raise SystemExit("FAIL: stop id not honoured: %r" % want)
+    print("%s: %d tokens, %d steps, stop %s, hit_stop %s: identical" %
+          (name, len(want["tokens"]), want["steps"], want["last_stop"], want["hit_stop"]))
+    return 0
+
+
+def other_case(tool, work, name):
+    if name == "info":
+        d = model_dir(work, MOE)
+        info = json.loads(run(tool, "info", "--model", d).stdout)
+        exp = {"family": 3, "arch": "DiffusionGemmaForBlockDiffusion", "n_layer": 4, "moe": True,
+               "n_expert": 8, "top_k": 2, "canvas": 16, "window": 8, "self_cond": True, "bos": 2,
+               "eos": 1, "pad": 0, "mask": -1, "stop": [1, 106, 50], "global": [0, 1, 0, 1],
+               "eb": [48, 0.4, 0.8, 0.1, 1, 0.005]}
+        for k, v in exp.items():
+            if info[k] != v:
+                raise SystemExit("FAIL: info %s = %r, expected %r" % (k, info[k], v))
+        if "entropy-bound" not in info["ctx_new"]:
+            raise SystemExit("FAIL: eng_ctx_new did not refuse clearly: %r" % info["ctx_new"])
+    elif name == "memory_budget":
+        d = model_dir(work, MOE)
+        env = dict(os.environ, INFILLD_MEM_LIMIT=str(1 << 30))
+        p = run(tool, "ctx", "--model", d, "--cache", "2000000", "--rows", "256", env=env, check=False)
+        if p.returncode != 2 or "needs" not in p.stdout or "available" not in p.stdout:
+            raise SystemExit("FAIL: no clear refusal of a context over budget: %r" % (p.stdout + p.stderr))
+        p = run(tool, "ctx", "--model", d, "--cache", "64", "--rows", "16", env=env)
+        env = dict(os.environ, INFILLD_MEM_LIMIT="1000")
+        p = run(tool, "ctx", "--model", d, env=env, check=False)
+        if p.returncode == 0 or "GiB of memory" not in p.stderr:
+            raise SystemExit("FAIL: weights over budget were not refused: %r" % p.stderr)
+    elif name == "vision_skipped":
+        d = model_dir(work, DENSE + " --with-vision")
+        p = run(tool, "info", "--model", d)
+        if "vision tower is not loaded" not in p.stderr:
+            raise SystemExit("FAIL: no log line about the skipped vision tower: %r" % p.stderr)
+    elif name == "infill_cli":
+        # `infilld complete --model DIR` runs the Gemma-4 FIM prompt through the sampler and
+        # the usual post-processing on a DiffusionGemma directory (random weights: whatever
+        # the canvas holds, the run must finish and answer or reject cleanly)
+        d = model_dir(work, MOE)
+        src = os.path.join(work, "fim.py")
+        with open(src, "w") as f:
+            f.write("def add(a, b):\n    return \nprint(add(1, 2))\n")
+        p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", d,
+                            "--explain"], capture_output=True, text=True, timeout=120)
+        out = p.stdout + p.stderr
+        if p.returncode != 0 or "completion:" not in out or "prompt:" not in out:
+            raise SystemExit("FAIL: infilld complete on a DiffusionGemma model: rc %d\n%s" % (p.returncode, out))
+    elif name == "bad_checkpoints":
+        import shutil
+        src = model_dir(work, DENSE)
+        bad = os.path.join(work, "bad")
+        shutil.rmtree(bad, ignore_errors=True)
+        shutil.copytree(src, bad)
+        cfg = json.load(open(os.path.join(bad, "config.json")))
+        cfg["text_config"]["layer_types"][-1] = "sliding_attention"
+        json.dump(cfg, open(os.path.join(bad, "config.json"), "w"))
+        p = run(tool, "info", "--model", bad, check=False)
+        if p.returncode == 0 or "last layer must be full" not in p.stderr:
+            raise SystemExit("FAIL: a sliding last layer was accepted: %r" % p.stderr)
+        cfg["text_config"]["layer_types"][-1] = "full_attention"
+        cfg["text_config"]["head_dim"] = 8
+        json.dump(cfg, open(os.path.join(bad, "config.json"), "w"))
+        p = run(tool, "info", "--model", bad, check=False)
+        if p.returncode == 0 or "q_proj.weight' has shape" not in p.stderr:
+            raise SystemExit("FAIL: a wrong head_dim was accepted: %r" % p.stderr)
+    print("%s: ok" % name)
+    return 0
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tool")
+    ap.add_argument("--work")
+    ap.add_argument("--infilld")
+    ap.add_argument("--case")
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args(argv)
+    if a.list:
+        print("\n".join(list(LOGIT_CASES) + list(SAMPLER_CASES) + list(GGUF_CASES) + OTHER))
+        return 0
+    os.makedirs(a.work, exist_ok=True)
+    global INFILLD
+    INFILLD = a.infilld
+    if a.case in LOGIT_CASES:
+        return logits_case(a.tool, a.work, a.case)
+    if a.case in SAMPLER_CASES:
+        return sampler_case(a.tool, a.work, a.case)
+    if a.case in GGUF_CASES:
+        return gguf_case(a.tool, a.work, a.case)
+    if a.case in OTHER:
+        return other_case(a.tool, a.work, a.case)
+    raise SystemExit("unknown case %s" % a.case)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
