@@ -57,6 +57,7 @@ void ifl_remote_cfg_free(ifl_remote_cfg *c) {
         free(c->api_key);
     }
     free(c->key_from);
+    free(c->ca_file);
     for (int i = 0; i < c->n_headers; i++)
         free(c->headers[i]);
     free(c->headers);
@@ -267,6 +268,18 @@ base_status ifl_remote_cfg_parse(const json_t *src, ifl_remote_cfg *out, char *e
             out->headers[out->n_headers++] = line;
         }
     }
+    json_t *ca = json_object_get(src, "caFile");
+    if (ca && !json_is_string(ca)) {
+        snprintf(err, cap, "source.caFile must be a path");
+        goto fail;
+    }
+    if (ca) {
+        out->ca_file = strdup(json_string_value(ca));
+        if (!out->ca_file) {
+            st = BASE_ERR_NOMEM;
+            goto fail;
+        }
+    }
     json_t *t = json_object_get(src, "timeoutMs");
     out->timeout_ms = json_is_integer(t) && json_integer_value(t) > 0
                           ? (int)BASE_MIN(json_integer_value(t), 600000)
@@ -381,6 +394,8 @@ ifl_remote *ifl_remote_new(ifl_remote_cfg *cfg) {
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (r->cfg.ca_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, r->cfg.ca_file);
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);

@@ -104,6 +104,7 @@ typedef struct ifl_remote_cfg {
     size_t context_bytes;         /* prefix + suffix bytes sent (3/4 : 1/4, cut at lines) */
     const ifl_fim_template *tmpl; /* openai-completions-template */
     bool stream;                  /* "stream": true: server-sent events feed infilld/partial */
+    char *ca_file;                /* "caFile": the CA bundle that signs the server (NULL: system) */
 } ifl_remote_cfg;
 
 /* Parses a "source" settings object ({kind: "remote", ...}). Returns OK with
