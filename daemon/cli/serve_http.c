@@ -141,7 +141,11 @@ static void sh__run(sh__server *s, sh__job *j) {
     } else if (j->st == BASE_OK) {
         j->st = BASE_ERR_STATE;
     }
-    if (j->st != BASE_OK && j->st != BASE_ERR_CANCELLED)
+    if (j->st == BASE_ERR_TOO_LARGE)
+        snprintf(j->err, sizeof j->err,
+                 "the prompt, suffix and max_tokens (%d) do not fit the model's %d-token context",
+                 j->max_tokens, ifl_model_max_len(s->model));
+    else if (j->st != BASE_OK && j->st != BASE_ERR_CANCELLED)
         snprintf(j->err, sizeof j->err, "%s", base_status_str(j->st));
     ifl_text_res_free(&res);
 }
