@@ -185,11 +185,6 @@ base_status ifl_remote_cfg_parse(const json_t *src, ifl_remote_cfg *out, char *e
         out->url[--ul] = 0;
     const char *model = json_string_value(json_object_get(src, "model"));
     out->model = model ? strdup(model) : NULL;
-    if (out->api != IFL_API_LLAMA_INFILL && !model) {
-        /* The OpenAI-style APIs require "model". */
-        snprintf(err, cap, "source.model is required for api %s", ifl_remote_api_name(out->api));
-        goto fail;
-    }
     if (out->api == IFL_API_COMPLETIONS_TEMPLATE) {
         const char *tn = json_string_value(json_object_get(src, "template"));
         out->tmpl = ifl_fim_template_find(tn, model);

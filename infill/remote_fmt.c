@@ -233,12 +233,17 @@ base_status ifl_chat_clean(const char *pre, size_t pl, const char *suf, size_t s
     }
     cs = best;
     /* An echo of the text after the hole: the longest head of the suffix,
-     * ending at a line end, that the answer ends with. */
+     * ending at a line end and spanning a line break, that the answer ends
+     * with. (An echo of the rest of the cursor's line alone is the
+     * post-processing's to drop: "g(1)" before ")" may be meant.) */
     best = 0;
     for (size_t k = 1; k <= sl && k <= ce - cs; k++) {
-        if (k < sl && suf[k] != '\n' && suf[k - 1] != '\n')
+        if (k < sl && suf[k] != '\n')
             continue;
-        if (memcmp(suf, c + ce - k, k) == 0 && !ifl__blank(suf, k))
+        const char *nl = memchr(suf, '\n', k);
+        if (!nl || ifl__blank(nl, (size_t)(suf + k - nl)))
+            continue;
+        if (memcmp(suf, c + ce - k, k) == 0)
             best = k;
     }
     ce -= best;
