@@ -51,7 +51,10 @@ async function remote(source, extra = {}) {
   const s = await session(REAL, {
     args: ['--log-file', logFile, '--log-level', 'debug'],
     env: { INFILLD_TEST_KEY: KEY },
-    initOptions: { source, ...extra },
+    // A generous budget: these tests are about the remote source, and the
+    // sanitizer build on two shared cores can spend the default one before
+    // the request reaches the server.
+    initOptions: { source, timeBudgetMs: 20000, ...extra },
   });
   await s.conn.sendNotification('$/setTrace', { value: 'verbose' });
   s.logFile = logFile;
