@@ -70,8 +70,22 @@ class H(BaseHTTPRequestHandler):
                 log(event='client_closed', port=self.client_address[1])
                 self.close_connection = True
                 return
-            time.sleep(0.4 if sc == 'streamslow' else 0.02)
+            if self.wait_closed(0.4 if sc == 'streamslow' else 0.02):
+                log(event='client_closed', port=self.client_address[1])
+                self.close_connection = True
+                return
         self.chunk(b'')
+
+    def wait_closed(self, secs):
+        """Sleeps secs; True as soon as the client closes the connection."""
+        end = time.time() + secs
+        while True:
+            left = end - time.time()
+            if left <= 0:
+                return False
+            r, _, _ = select.select([self.connection], [], [], min(left, 0.02))
+            if r and not self.connection.recv(1, socket.MSG_PEEK):
+                return True
 
     def do_POST(self):
         n = int(self.headers.get('Content-Length') or 0)

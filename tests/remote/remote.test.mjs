@@ -423,3 +423,28 @@ test('streaming failures: a dropped stream, a malformed event, a stream too slow
   assert.ok(!sinks(s, s.logFile).includes(KEY));
   await done(s);
 });
+
+test('streaming: a cancelled request closes its stream (the server sees it at its next event)', async () => {
+  const s = await remote({ ...FIM, stream: true, timeoutMs: 10000 }, { partial: true });
+  const src = new rpc.CancellationTokenSource();
+  const uri = 'file:///w/stream-cancel.py';
+  const before = entries().filter((e) => e.event === 'client_closed').length;
+  const p = ask(s, uri, `# SCENARIO:streamslow\n${DOC}`, 2, 11, src.token);
+  // Cancel once the first partial arrived: the stream is under way.
+  for (let i = 0; i < 500 && !s.conn.notes.some((n) => n.method === 'infilld/partial' && n.params.uri === uri); i++)
+    await new Promise((r) => setTimeout(r, 10));
+  assert.ok(s.conn.notes.some((n) => n.method === 'infilld/partial' && n.params.uri === uri), 'a partial came first');
+  const t0 = Date.now() / 1000;
+  src.cancel();
+  let res;
+  try { res = await p; } catch (e) { res = e; }
+  assert.ok(res === null || res.code === -32800, JSON.stringify(res));
+  let closed = null;
+  for (let i = 0; i < 200 && !closed; i++) {
+    closed = entries().filter((e) => e.event === 'client_closed')[before];
+    if (!closed) await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.ok(closed, 'the server saw the stream closed');
+  assert.ok(closed.t - t0 < 1.0, `closed ${(closed.t - t0).toFixed(3)} s after the cancel (one event interval is 0.4 s)`);
+  await done(s);
+});
