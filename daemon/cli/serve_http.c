@@ -30,6 +30,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -486,6 +487,21 @@ static void sh__completed(void *cls, struct MHD_Connection *c, void **con_cls,
     }
 }
 
+/* Answers are small and written in pieces: without TCP_NODELAY a kept-alive
+ * connection waits for the client's delayed ACK (~200 ms) on each one. */
+static void sh__connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                           enum MHD_ConnectionNotificationCode code) {
+    (void)cls;
+    (void)socket_ctx;
+    if (code != MHD_CONNECTION_NOTIFY_STARTED)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int one = 1;
+    if (ci)
+        setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
 /* ---- the command ------------------------------------------------------------------------ */
 
 static char *sh__read_file(const char *path, bool secret, char *err, size_t cap) {
@@ -733,13 +749,15 @@ int dmn_cli_serve_http(int argc, char **argv) {
         d = MHD_start_daemon(flags, 0, NULL, NULL, sh__handle, &s, MHD_OPTION_SOCK_ADDR,
                              ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_conn,
                              MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_NOTIFY_COMPLETED,
-                             sh__completed, NULL, MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
-                             MHD_OPTION_HTTPS_MEM_KEY, key_pem, MHD_OPTION_END);
+                             sh__completed, NULL, MHD_OPTION_NOTIFY_CONNECTION, sh__connection,
+                             NULL, MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_HTTPS_MEM_KEY,
+                             key_pem, MHD_OPTION_END);
     else
         d = MHD_start_daemon(flags, 0, NULL, NULL, sh__handle, &s, MHD_OPTION_SOCK_ADDR,
                              ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_conn,
                              MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_NOTIFY_COMPLETED,
-                             sh__completed, NULL, MHD_OPTION_END);
+                             sh__completed, NULL, MHD_OPTION_NOTIFY_CONNECTION, sh__connection,
+                             NULL, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "infilld serve-http: cannot listen on %s: %s\n", listen,
                 errno ? strerror(errno) : "libmicrohttpd refused the options");
