@@ -43,6 +43,7 @@
 
 #define SH__MAX_CLIENTS 256
 #define SH__MAX_STOPS 4
+#define SH__MAX_BATCH 16
 
 typedef struct sh__job {
     char *prefix, *suffix;
@@ -59,6 +60,7 @@ typedef struct sh__job {
     size_t len;
     int n_prompt, n_completion;
     double ms;
+    uint64_t arrived_ns;
     char err[256];
     struct sh__job *next;
 } sh__job;
@@ -73,12 +75,17 @@ typedef struct sh__server {
     const char *model_id;
     char *token;
     int queue_cap, per_client, max_tokens;
+    int batch_ms, batch_max; /* batching window after the first waiting job; batch size */
     size_t max_body;
     pthread_mutex_t mu;
     pthread_cond_t work, done;
     sh__job *head, *tail;
     int queued;
     bool stopping;
+    sh__job **running; /* the run in progress (model thread), under mu */
+    int n_running;
+    volatile int run_cancel;
+    uint64_t n_batches, n_batched;
     sh__client clients[SH__MAX_CLIENTS];
     uint64_t next_id;
     /* Counters for the log at exit. */
@@ -104,41 +111,40 @@ static void sh__job_free(sh__job *j) {
 
 /* ---- the model thread ---------------------------------------------------------------- */
 
-static void sh__run(sh__server *s, sh__job *j) {
-    ifl_text_req tr;
-    memset(&tr, 0, sizeof tr);
-    tr.prefix = j->prefix;
-    tr.prefix_len = j->pl;
-    tr.suffix = j->suffix;
-    tr.suffix_len = j->sl;
-    eng_diff_params_default(&tr.params);
-    tr.params.n_hole = j->max_tokens;
-    tr.params.candidates = 1;
-    tr.params.temperature = j->temperature;
-    tr.params.seed = j->seed;
-    ifl_text_res res;
-    memset(&res, 0, sizeof res);
-    uint64_t t0 = base_now_ns();
-    j->st = ifl_infill_text(s->model, &tr, &j->cancel, &res);
-    j->ms = base_ms_since(t0);
-    if (j->st == BASE_OK && res.n_cand > 0) {
-        size_t n = res.cand[0].len;
-        /* The stop sequences end the text at the first of them. */
+static void sh__req_of(const sh__job *j, ifl_text_req *tr) {
+    memset(tr, 0, sizeof *tr);
+    tr->prefix = j->prefix;
+    tr->prefix_len = j->pl;
+    tr->suffix = j->suffix;
+    tr->suffix_len = j->sl;
+    eng_diff_params_default(&tr->params);
+    tr->params.n_hole = j->max_tokens;
+    tr->params.candidates = 1;
+    tr->params.temperature = j->temperature;
+    tr->params.seed = j->seed;
+}
+
+/* The job's answer from its run: the text cut at the first stop sequence. */
+static void sh__finish(sh__server *s, sh__job *j, base_status st, ifl_text_res *res, double ms) {
+    j->st = st;
+    j->ms = ms;
+    if (j->st == BASE_OK && res->n_cand > 0) {
+        size_t n = res->cand[0].len;
         for (int i = 0; i < j->n_stops; i++) {
-            const char *hit = strstr(res.cand[0].text, j->stops[i]);
-            if (hit && (size_t)(hit - res.cand[0].text) < n)
-                n = (size_t)(hit - res.cand[0].text);
+            const char *hit = strstr(res->cand[0].text, j->stops[i]);
+            if (hit && (size_t)(hit - res->cand[0].text) < n)
+                n = (size_t)(hit - res->cand[0].text);
         }
         j->text = malloc(n + 1);
         if (j->text) {
-            memcpy(j->text, res.cand[0].text, n);
+            memcpy(j->text, res->cand[0].text, n);
             j->text[n] = 0;
             j->len = n;
         } else {
             j->st = BASE_ERR_NOMEM;
         }
-        j->n_prompt = res.n_prefix_tokens + res.n_suffix_tokens;
-        j->n_completion = res.n_tokens;
+        j->n_prompt = res->n_prefix_tokens + res->n_suffix_tokens;
+        j->n_completion = res->n_tokens;
     } else if (j->st == BASE_OK) {
         j->st = BASE_ERR_STATE;
     }
@@ -148,7 +154,34 @@ static void sh__run(sh__server *s, sh__job *j) {
                  j->max_tokens, ifl_model_max_len(s->model));
     else if (j->st != BASE_OK && j->st != BASE_ERR_CANCELLED)
         snprintf(j->err, sizeof j->err, "%s", base_status_str(j->st));
-    ifl_text_res_free(&res);
+}
+
+/* Runs jobs[0..n) (n > 1: one padded batch of the engine). The run is
+ * cancelled once every one of its clients has hung up (s->run_cancel). */
+static void sh__run(sh__server *s, sh__job **jobs, int n) {
+    ifl_text_req tr[SH__MAX_BATCH];
+    ifl_text_res res[SH__MAX_BATCH];
+    for (int i = 0; i < n; i++)
+        sh__req_of(jobs[i], &tr[i]);
+    uint64_t t0 = base_now_ns();
+    base_status st = n == 1 ? ifl_infill_text(s->model, &tr[0], &s->run_cancel, &res[0])
+                            : ifl_infill_text_multi(s->model, tr, n, &s->run_cancel, res);
+    double ms = base_ms_since(t0);
+    for (int i = 0; i < n; i++) {
+        if (st != BASE_OK)
+            memset(&res[i], 0, sizeof res[i]);
+        sh__finish(s, jobs[i], jobs[i]->cancel ? BASE_ERR_CANCELLED : st, &res[i], ms);
+        ifl_text_res_free(&res[i]);
+    }
+    s->n_batches++;
+    s->n_batched += (uint64_t)n;
+}
+
+/* Can job j share a batch with first? (The engine runs one set of sampler
+ * parameters per batch.) */
+static bool sh__compatible(const sh__job *first, const sh__job *j) {
+    return j->max_tokens == first->max_tokens && j->temperature == first->temperature &&
+           j->seed == first->seed;
 }
 
 static void *sh__worker(void *ud) {
@@ -159,18 +192,72 @@ static void *sh__worker(void *ud) {
             pthread_cond_wait(&s->work, &s->mu);
         if (s->stopping && !s->head)
             break;
-        sh__job *j = s->head;
-        s->head = j->next;
-        if (!s->head)
-            s->tail = NULL;
-        s->queued--;
+        /* Batching: wait up to batch_ms after the first job's arrival for
+         * others, unless a full batch is already waiting. */
+        if (s->batch_max > 1 && s->batch_ms > 0) {
+            uint64_t until = s->head->arrived_ns + (uint64_t)s->batch_ms * 1000000u;
+            while (s->queued < s->batch_max && !s->stopping) {
+                uint64_t now = base_now_ns();
+                if (now >= until)
+                    break;
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                uint64_t wait = until - now;
+                ts.tv_sec += (time_t)(wait / 1000000000u);
+                ts.tv_nsec += (long)(wait % 1000000000u);
+                if (ts.tv_nsec >= 1000000000L) {
+                    ts.tv_sec++;
+                    ts.tv_nsec -= 1000000000L;
+                }
+                pthread_cond_timedwait(&s->work, &s->mu, &ts);
+            }
+        }
+        /* Jobs whose clients left while they waited end here. */
+        for (sh__job **pp = &s->head, *prev = NULL; *pp;) {
+            sh__job *j = *pp;
+            if (!j->cancel) {
+                prev = j;
+                pp = &j->next;
+                continue;
+            }
+            *pp = j->next;
+            if (s->tail == j)
+                s->tail = prev;
+            s->queued--;
+            j->st = BASE_ERR_CANCELLED;
+            j->done = true;
+            pthread_cond_broadcast(&s->done);
+        }
+        /* The first job and the compatible ones behind it. */
+        sh__job *jobs[SH__MAX_BATCH];
+        int n = 0;
+        const sh__job *first = s->head;
+        for (sh__job **pp = &s->head, *prev = NULL; *pp && n < s->batch_max;) {
+            sh__job *j = *pp;
+            if (n > 0 && !sh__compatible(first, j)) {
+                prev = j;
+                pp = &j->next;
+                continue;
+            }
+            *pp = j->next;
+            if (s->tail == j)
+                s->tail = prev;
+            s->queued--;
+            j->next = NULL;
+            jobs[n++] = j;
+        }
+        if (n == 0)
+            continue;
+        s->running = jobs;
+        s->n_running = n;
+        s->run_cancel = 0;
         pthread_mutex_unlock(&s->mu);
-        if (j->cancel)
-            j->st = BASE_ERR_CANCELLED; /* the client left while it waited */
-        else
-            sh__run(s, j);
+        sh__run(s, jobs, n);
         pthread_mutex_lock(&s->mu);
-        j->done = true;
+        s->running = NULL;
+        s->n_running = 0;
+        for (int i = 0; i < n; i++)
+            jobs[i]->done = true;
         pthread_cond_broadcast(&s->done);
     }
     pthread_mutex_unlock(&s->mu);
@@ -336,6 +423,7 @@ static enum MHD_Result sh__fim(sh__server *s, struct MHD_Connection *c, sh__req 
     }
     cl->active++;
     uint64_t id = ++s->next_id;
+    j->arrived_ns = base_now_ns();
     if (s->tail)
         s->tail->next = j;
     else
@@ -353,8 +441,14 @@ static enum MHD_Result sh__fim(sh__server *s, struct MHD_Connection *c, sh__req 
             ts.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&s->done, &s->mu, &ts);
-        if (!j->done && !j->cancel && sh__hung_up(c))
+        if (!j->done && !j->cancel && sh__hung_up(c)) {
             j->cancel = 1;
+            bool all = s->n_running > 0;
+            for (int i = 0; i < s->n_running; i++)
+                all = all && s->running[i]->cancel;
+            if (all)
+                s->run_cancel = 1;
+        }
     }
     cl->active--;
     if (j->st == BASE_OK)
@@ -546,8 +640,12 @@ static const char SH__USAGE[] =
     "                          [--tls-cert FILE --tls-key FILE] [--token-file FILE]\n"
     "                          [--queue N] [--per-client N] [--max-body BYTES]\n"
     "                          [--max-tokens N] [--max-connections N] [--log-level L]\n"
+    "                          [--batch-ms MS] [--batch-max N]\n"
     "Serves the local engine as POST /v1/fim/completions (+ GET /health, /v1/models).\n"
     "Off loopback it needs both TLS (--tls-cert, --tls-key) and --token-file.\n"
+    "Requests arriving within --batch-ms (default 5) of the first waiting one, with\n"
+    "the same max_tokens, temperature and seed, run as one padded batch of up to\n"
+    "--batch-max (default 8) through the engine; --batch-ms 0 turns that off.\n"
     "Prints \"listening on HOST:PORT\" once it accepts connections (PORT 0: any).\n";
 
 static int sh__int(const char *v, int lo, int hi, int *out) {
@@ -563,6 +661,7 @@ int dmn_cli_serve_http(int argc, char **argv) {
     const char *listen = NULL, *model = NULL, *device = NULL, *cert = NULL, *key = NULL,
                *token_file = NULL, *level = NULL;
     int queue = 16, per_client = 4, max_body = 1 << 20, max_tokens = 256, max_conn = 128;
+    int batch_ms = 5, batch_max = 8;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
@@ -591,6 +690,10 @@ int dmn_cli_serve_http(int argc, char **argv) {
             bad = sh__int(v, 64, 1 << 30, &max_body);
         } else if (strcmp(a, "--max-tokens") == 0) {
             bad = sh__int(v, 1, 4096, &max_tokens);
+        } else if (strcmp(a, "--batch-ms") == 0) {
+            bad = sh__int(v, 0, 1000, &batch_ms);
+        } else if (strcmp(a, "--batch-max") == 0) {
+            bad = sh__int(v, 1, SH__MAX_BATCH, &batch_max);
         } else if (strcmp(a, "--max-connections") == 0) {
             bad = sh__int(v, 1, 100000, &max_conn);
         } else {
@@ -711,7 +814,7 @@ int dmn_cli_serve_http(int argc, char **argv) {
         mo.load.device = ENG_DEVICE_CPU;
     else if (device && strcmp(device, "cuda") == 0)
         mo.load.device = ENG_DEVICE_CUDA;
-    mo.max_candidates = 1;
+    mo.max_candidates = batch_max; /* the engine's batch rows: one per batched request */
     eng_error eerr = {0};
     s.model = ifl_model_open(model, &mo, &eerr);
     if (!s.model) {
@@ -725,6 +828,8 @@ int dmn_cli_serve_http(int argc, char **argv) {
     s.per_client = per_client;
     s.max_body = (size_t)max_body;
     s.max_tokens = max_tokens;
+    s.batch_ms = batch_ms;
+    s.batch_max = batch_max;
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.work, NULL);
     pthread_cond_init(&s.done, NULL);
@@ -763,21 +868,23 @@ int dmn_cli_serve_http(int argc, char **argv) {
                 errno ? strerror(errno) : "libmicrohttpd refused the options");
     } else {
         const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-        printf("listening on %s%s%s:%u (%s, model %s, %s, queue %d, per client %d)\n",
+        printf("listening on %s%s%s:%u (%s, model %s, %s, queue %d, per client %d, batch %d "
+               "within %d ms)\n",
                strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
                di ? (unsigned)di->port : (unsigned)port, tls ? "https" : "http", s.model_id,
-               s.token ? "bearer token" : "no token", queue, per_client);
+               s.token ? "bearer token" : "no token", queue, per_client, batch_max, batch_ms);
         fflush(stdout);
         int sig = 0;
         sigwait(&sigs, &sig);
         MHD_stop_daemon(d);
         rc = 0;
         BASE_LOGI("serve-http",
-                  "stopped: %llu answered, %llu cancelled, %llu errors, %llu 429, "
-                  "%llu 503",
+                  "stopped: %llu answered, %llu cancelled, %llu errors, %llu 429, %llu 503; "
+                  "%llu runs for %llu requests",
                   (unsigned long long)s.n_ok, (unsigned long long)s.n_cancelled,
                   (unsigned long long)s.n_err, (unsigned long long)s.n_429,
-                  (unsigned long long)s.n_503);
+                  (unsigned long long)s.n_503, (unsigned long long)s.n_batches,
+                  (unsigned long long)s.n_batched);
     }
     pthread_mutex_lock(&s.mu);
     s.stopping = true;
