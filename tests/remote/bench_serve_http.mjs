@@ -7,10 +7,8 @@
 //
 //   node tests/remote/bench_serve_http.mjs INFILLD_BIN [--sessions 32]
 //        [--seconds 10] [--max-tokens 8] [--model DIR] [--device cpu|cuda]
+//        [--batch-ms 5] [--batch-max 8]   (serve-http's batching; 0 = off)
 //        [--check]    (exit 1 on a lost/duplicated answer or a server error)
-//
-// Batching: the engine has no loop that diffuses different prompts in one
-// batch (serve_http.c), so this measures requests served one at a time.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 
@@ -31,6 +29,8 @@ const CHECK = argv.includes('--check');
 const extra = [];
 if (opt('--model')) extra.push('--model', opt('--model'));
 if (opt('--device')) extra.push('--device', opt('--device'));
+const BATCH_MS = opt('--batch-ms', '5');
+extra.push('--batch-ms', BATCH_MS, '--batch-max', opt('--batch-max', '8'));
 
 const srv = spawn(bin, ['serve-http', '--listen', '127.0.0.1:0', '--per-client', String(SESSIONS * 2), '--queue', String(SESSIONS * 2), '--log-level', 'info', ...extra],
   { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -93,13 +93,14 @@ await Promise.all(Array.from({ length: SESSIONS }, (_, k) => session(k)));
 const wall = (Date.now() - t0) / 1000;
 srv.kill('SIGTERM');
 const code = await new Promise((r) => srv.once('exit', (c) => r(c)));
-const stopped = /stopped: (\d+) answered/.exec(srvErr);
+const stopped = /stopped: (\d+) answered.*; (\d+) runs for (\d+) requests/.exec(srvErr);
 lat.sort((a, b) => a - b);
 const q = (p) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] : null);
 const res = {
-  sessions: SESSIONS, seconds: SECONDS, max_tokens: MAX_TOKENS, batching: 'none (the engine has no multi-prompt batch)',
+  sessions: SESSIONS, seconds: SECONDS, max_tokens: MAX_TOKENS, batch_ms: Number(BATCH_MS),
   sent, answered, errors, duplicated: dup, statuses,
   server_answered: stopped ? Number(stopped[1]) : null, server_exit: code,
+  engine_runs: stopped ? Number(stopped[2]) : null,
   p50_ms: q(0.5) && Math.round(q(0.5)), p99_ms: q(0.99) && Math.round(q(0.99)),
   throughput_rps: Math.round((answered / wall) * 100) / 100, wall_s: Math.round(wall * 10) / 10,
 };

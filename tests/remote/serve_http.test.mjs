@@ -111,6 +111,32 @@ test('endpoints: /health, /v1/models, /v1/fim/completions in the OpenAI FIM shap
   await stop(s);
 });
 
+test('batching: requests arriving together run as one padded batch, each answer what it is alone', async () => {
+  // The random-weight tiny model: its text differs for every prompt, so a
+  // row mixed up or disturbed by the padding would show.
+  const model = path.join(path.dirname(REAL), 'models', 'tiny-dream');
+  if (!fs.existsSync(path.join(model, 'config.json'))) assert.fail(`no model at ${model}`);
+  const prompts = ['def add(a, b):\n    return ', 'x = 1\ny = ', 'import os\n\ndef main():\n    path = os.',
+    'for i in range(10):\n    print(', '# a longer prefix, so that the rows differ in length\nclass Foo:\n    def bar(self):\n        return self.'];
+  const bodies = prompts.map((p, i) => ({ prompt: p, suffix: i % 2 ? '\n' : '\n\nprint(1)\n', max_tokens: 8 }));
+  const solo = await serve(['--model', model, '--batch-ms', '0']);
+  const alone = [];
+  for (const b of bodies) alone.push((await req(solo.port, 'POST', '/v1/fim/completions', b)).json.choices[0].text);
+  await stop(solo);
+  assert.match(solo.log(), /5 runs for 5 requests/);
+  assert.equal(new Set(alone).size, alone.length, 'distinct texts');
+  const s = await serve(['--model', model, '--batch-ms', '200', '--per-client', '8']);
+  const rs = await Promise.all(bodies.map((b) => req(s.port, 'POST', '/v1/fim/completions', b)));
+  assert.deepEqual(rs.map((r) => r.json.choices[0].text), alone);
+  // Another max_tokens cannot share the batch: it runs on its own.
+  const mixed = await Promise.all([req(s.port, 'POST', '/v1/fim/completions', bodies[0]),
+    req(s.port, 'POST', '/v1/fim/completions', { ...bodies[1], max_tokens: 6 })]);
+  assert.equal(mixed[0].json.choices[0].text, alone[0]);
+  await stop(s);
+  const m = /(\d+) runs for 7 requests/.exec(s.log());
+  assert.ok(m && Number(m[1]) <= 3, s.log());
+});
+
 test('off loopback: refuses to start without both TLS and a bearer token', () => {
   const tf = path.join(TMP, 'tok0');
   fs.writeFileSync(tf, TOKEN, { mode: 0o600 });
