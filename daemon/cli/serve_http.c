@@ -643,9 +643,10 @@ static const char SH__USAGE[] =
     "                          [--batch-ms MS] [--batch-max N]\n"
     "Serves the local engine as POST /v1/fim/completions (+ GET /health, /v1/models).\n"
     "Off loopback it needs both TLS (--tls-cert, --tls-key) and --token-file.\n"
-    "Requests arriving within --batch-ms (default 5) of the first waiting one, with\n"
-    "the same max_tokens, temperature and seed, run as one padded batch of up to\n"
-    "--batch-max (default 8) through the engine; --batch-ms 0 turns that off.\n"
+    "Waiting requests with the same max_tokens, temperature and seed run as one\n"
+    "padded batch of up to --batch-max (default 8; 1 turns batching off) through the\n"
+    "engine; the model thread waits up to --batch-ms (default 5; 0: no wait) after\n"
+    "the first one for others to arrive.\n"
     "Prints \"listening on HOST:PORT\" once it accepts connections (PORT 0: any).\n";
 
 static int sh__int(const char *v, int lo, int hi, int *out) {

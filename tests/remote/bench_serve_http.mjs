@@ -7,7 +7,7 @@
 //
 //   node tests/remote/bench_serve_http.mjs INFILLD_BIN [--sessions 32]
 //        [--seconds 10] [--max-tokens 8] [--model DIR] [--device cpu|cuda]
-//        [--batch-ms 5] [--batch-max 8]   (serve-http's batching; 0 = off)
+//        [--batch-ms 5] [--batch-max 8]   (serve-http's batching; --batch-max 1 = off)
 //        [--check]    (exit 1 on a lost/duplicated answer or a server error)
 import { spawn } from 'node:child_process';
 import http from 'node:http';

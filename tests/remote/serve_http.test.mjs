@@ -119,7 +119,7 @@ test('batching: requests arriving together run as one padded batch, each answer 
   const prompts = ['def add(a, b):\n    return ', 'x = 1\ny = ', 'import os\n\ndef main():\n    path = os.',
     'for i in range(10):\n    print(', '# a longer prefix, so that the rows differ in length\nclass Foo:\n    def bar(self):\n        return self.'];
   const bodies = prompts.map((p, i) => ({ prompt: p, suffix: i % 2 ? '\n' : '\n\nprint(1)\n', max_tokens: 8 }));
-  const solo = await serve(['--model', model, '--batch-ms', '0']);
+  const solo = await serve(['--model', model, '--batch-max', '1']);
   const alone = [];
   for (const b of bodies) alone.push((await req(solo.port, 'POST', '/v1/fim/completions', b)).json.choices[0].text);
   await stop(solo);
