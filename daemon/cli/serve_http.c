@@ -816,6 +816,7 @@ int dmn_cli_serve_http(int argc, char **argv) {
     else if (device && strcmp(device, "cuda") == 0)
         mo.load.device = ENG_DEVICE_CUDA;
     mo.max_candidates = batch_max; /* the engine's batch rows: one per batched request */
+    mo.no_cost = true;             /* the cost model plans to deadlines; requests here have none */
     eng_error eerr = {0};
     s.model = ifl_model_open(model, &mo, &eerr);
     if (!s.model) {
