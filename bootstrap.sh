@@ -10,6 +10,9 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libjansson-dev libuv1-dev libpcre2-dev libutf8proc-dev libopenblas-dev zlib1g-dev
   libcurl4-openssl-dev
+  # infilld serve-http's HTTP server (TLS through its GnuTLS); openssl makes
+  # tests/remote's self-signed certificate
+  libmicrohttpd-dev openssl
   python3 python3-numpy python3-regex python3-torch
   clang clang-format libclang-rt-14-dev valgrind
   neovim netcat-openbsd

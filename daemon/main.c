@@ -22,6 +22,8 @@ static int dmn__usage(FILE *f) {
                "model, backend, grammars, a remote source's reachability\n"
                "       infilld complete FILE --line L --col C [--json] [--explain] [--seed S]\n"
                "       infilld eval --set NAME [--model DIR] [--json]   completion quality\n"
+               "       infilld serve-http --listen HOST:PORT [--model DIR]   the engine as an "
+               "OpenAI-style FIM server\n"
                "       infilld tokenize | logits | infill ...   (see each --help)\n"
                "\n"
                "options:\n"
@@ -89,7 +91,7 @@ static const dmn__subcommand dmn__subcommands[] = {
     {"doctor", dmn__doctor_cmd},
 #if DMN_HAVE_CLI
     {"tokenize", dmn_cli_tokenize}, {"logits", dmn_cli_logits}, {"complete", dmn_cli_complete},
-    {"infill", dmn_cli_infill},     {"eval", dmn_cli_eval},
+    {"infill", dmn_cli_infill},     {"eval", dmn_cli_eval},     {"serve-http", dmn_cli_serve_http},
 #endif
 };
 

@@ -158,6 +158,16 @@ base_status eng_diffuser_set_strip(eng_diffuser *d, const int32_t *ids, int n);
 base_status eng_diffuse(eng_diffuser *d, const eng_stepper *st, const eng_diff_prompt *prompt,
                         const eng_diff_params *params, eng_diff_result *res);
 
+/* Several prompts in one padded batch (one candidate each): every step is one
+ * batched step over all of them. The rows' holes are aligned by padding on
+ * the left with invalid slots (valid = 0: no key, no position), so each row
+ * computes what it would alone. res->cand[b] is prompts[b]'s result (not
+ * ranked). params->candidates is ignored; n <= the diffuser's max_batch.
+ * ERR_UNSUPPORTED for DreamOn (its canvas grows per row). */
+base_status eng_diffuse_multi(eng_diffuser *d, const eng_stepper *st,
+                              const eng_diff_prompt *prompts, int n, const eng_diff_params *params,
+                              eng_diff_result *res);
+
 /* Canvas length eng_diffuse needs for this prompt and params. */
 int eng_diff_canvas_len(const eng_model_info *info, const eng_diff_prompt *p,
                         const eng_diff_params *params);

@@ -159,6 +159,12 @@ typedef struct ifl_text_res {
 base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile int *cancel,
                             ifl_text_res *out);
 void ifl_text_res_free(ifl_text_res *r); /* NULL-safe, frees the members */
+/* Several text requests in one padded batch of the engine (eng_diffuse_multi),
+ * one candidate each, for servers (infilld serve-http). Every request must
+ * share reqs[0]'s sampler params (n_hole, alg, steps, ...); no ids, partials,
+ * deadlines. n <= the model's max_candidates. outs[i] as ifl_infill_text's. */
+base_status ifl_infill_text_multi(ifl_model *m, const ifl_text_req *reqs, int n,
+                                  const volatile int *cancel, ifl_text_res *outs);
 
 /* Context budget split (documented in docs/SAMPLERS.md): the prefix gets 3/4 of
  * the budget and the suffix 1/4, either side's unused share going to the

@@ -571,6 +571,117 @@ done:
     return st;
 }
 
+/* Several text requests in one padded batch (eng_diffuse_multi): the same
+ * budget and context cut per request as ifl_infill_text, one candidate
+ * each; every request's params must equal reqs[0]'s n_hole, alg, steps,
+ * block, mode and temperature (the caller groups them). No ids, partials,
+ * deadlines or hole growth. outs[i] as ifl_infill_text's out. */
+base_status ifl_infill_text_multi(ifl_model *m, const ifl_text_req *reqs, int n,
+                                  const volatile int *cancel, ifl_text_res *outs) {
+    if (n < 1 || n > m->max_batch || n > ENG_DIFF_MAX_CANDIDATES)
+        return BASE_ERR_INVALID;
+    uint64_t t0 = base_now_ns();
+    for (int i = 0; i < n; i++)
+        memset(&outs[i], 0, sizeof outs[i]);
+    eng_diff_params p = reqs[0].params;
+    p.candidates = 1;
+    p.cancel = cancel;
+    p.deadline_ns = 0;
+    p.hole_init = NULL;
+    p.n_hole_init = 0;
+    p.progress = NULL;
+    int32_t *pre[ENG_DIFF_MAX_CANDIDATES] = {0}, *suf[ENG_DIFF_MAX_CANDIDATES] = {0};
+    eng_diff_prompt prompts[ENG_DIFF_MAX_CANDIDATES];
+    base_status st = BASE_OK;
+    eng_diff_prompt probe = {NULL, 0, NULL, 0};
+    int fixed = eng_diff_canvas_len(&m->info, &probe, &p);
+    for (int i = 0; i < n && st == BASE_OK; i++) {
+        const ifl_text_req *r = &reqs[i];
+        ifl_text_res *out = &outs[i];
+        int budget = r->ctx_budget > 0 ? r->ctx_budget : m->max_len;
+        if (budget > m->max_len - fixed)
+            budget = m->max_len - fixed;
+        if (budget < 0) {
+            st = BASE_ERR_TOO_LARGE;
+            break;
+        }
+        int np0 = 0, ns0 = 0, n_pre, n_suf;
+        st = ifl__tokenize(m->tok, r->prefix ? r->prefix : "", r->prefix_len, &pre[i], &np0);
+        if (st == BASE_OK)
+            st = ifl__tokenize(m->tok, r->suffix ? r->suffix : "", r->suffix_len, &suf[i], &ns0);
+        if (st != BASE_OK)
+            break;
+        int kp, ks;
+        ifl_budget_split(budget, np0, ns0, &kp, &ks);
+        n_pre = np0;
+        n_suf = ns0;
+        if (np0 > kp) {
+            free(pre[i]);
+            pre[i] = NULL;
+            st = ifl__cut_prefix(m->tok, r->prefix, r->prefix_len, kp, &pre[i], &n_pre,
+                                 &out->prefix_cut);
+        }
+        if (st == BASE_OK && ns0 > ks) {
+            free(suf[i]);
+            suf[i] = NULL;
+            st = ifl__cut_suffix(m->tok, r->suffix, r->suffix_len, ks, &suf[i], &n_suf,
+                                 &out->suffix_cut);
+        }
+        out->n_prefix_tokens = n_pre;
+        out->n_suffix_tokens = n_suf;
+        prompts[i] = (eng_diff_prompt){pre[i], n_pre, suf[i], n_suf};
+    }
+    double tok_ms = base_ms_since(t0);
+    eng_diff_result dr;
+    if (st == BASE_OK) {
+        eng_stepper stp = eng_stepper_ctx(m->ctx);
+        ifl__wrapped wrapped = {m, stp};
+        if (m->wrap) {
+            stp.step = ifl__wrapped_step;
+            stp.ud = &wrapped;
+        }
+        eng_ctx_set_cancel(m->ctx, cancel);
+        uint64_t t1 = base_now_ns();
+        st = eng_diffuse_multi(m->diff, &stp, prompts, n, &p, &dr);
+        double dms = base_ms_since(t1);
+        eng_ctx_set_cancel(m->ctx, NULL);
+        for (int i = 0; i < n; i++) {
+            outs[i].t.tokenize_ms = tok_ms;
+            outs[i].t.diffuse_ms = dms;
+        }
+    }
+    for (int i = 0; i < n && st == BASE_OK; i++) {
+        ifl_text_res *out = &outs[i];
+        const eng_diff_candidate *c = &dr.cand[i];
+        out->steps_run = dr.steps_run;
+        out->n_forward_full = dr.n_forward_full;
+        out->n_forward_window = dr.n_forward_window;
+        out->t.step_ms = dr.ms_step;
+        out->alg = dr.alg;
+        out->n_tokens = c->n_tokens;
+        out->tokens = malloc(sizeof(int32_t) * (size_t)(c->n_tokens + 1));
+        if (!out->tokens) {
+            st = BASE_ERR_NOMEM;
+            break;
+        }
+        memcpy(out->tokens, c->tokens, sizeof(int32_t) * (size_t)c->n_tokens);
+        st = ifl__detok(m->tok, c->text_ids, c->n_text_ids, &out->cand[0].text, &out->cand[0].len);
+        if (st != BASE_OK)
+            break;
+        out->cand[0].mean_conf = c->mean_conf;
+        out->cand[0].index = i;
+        out->n_cand = 1;
+        out->t.total_ms = base_ms_since(t0);
+    }
+    for (int i = 0; i < n; i++) {
+        free(pre[i]);
+        free(suf[i]);
+        if (st != BASE_OK)
+            ifl_text_res_free(&outs[i]);
+    }
+    return st;
+}
+
 /* ---- the pipeline on a document ---------------------------------------------------- */
 
 void ifl_doc_req_default(ifl_doc_req *r) {

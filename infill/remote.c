@@ -36,8 +36,12 @@ struct ifl_remote {
 static pthread_once_t ifl__curl_once = PTHREAD_ONCE_INIT;
 static void ifl__curl_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
+static const char *const ifl__api_names[] = {"openai-fim", "llama-infill",
+                                             "openai-completions-suffix",
+                                             "openai-completions-template", "openai-chat"};
+
 const char *ifl_remote_api_name(ifl_remote_api a) {
-    return a == IFL_API_LLAMA_INFILL ? "llama-infill" : "openai-fim";
+    return (unsigned)a < sizeof ifl__api_names / sizeof ifl__api_names[0] ? ifl__api_names[a] : "?";
 }
 
 void ifl_remote_cfg_free(ifl_remote_cfg *c) {
@@ -53,6 +57,7 @@ void ifl_remote_cfg_free(ifl_remote_cfg *c) {
         free(c->api_key);
     }
     free(c->key_from);
+    free(c->ca_file);
     for (int i = 0; i < c->n_headers; i++)
         free(c->headers[i]);
     free(c->headers);
@@ -124,18 +129,24 @@ base_status ifl_remote_cfg_parse(const json_t *src, ifl_remote_cfg *out, char *e
     }
     base_status st = BASE_ERR_INVALID;
     const char *api = json_string_value(json_object_get(src, "api"));
-    if (api && strcmp(api, "openai-fim") == 0) {
-        out->api = IFL_API_OPENAI_FIM;
-    } else if (api && strcmp(api, "llama-infill") == 0) {
-        out->api = IFL_API_LLAMA_INFILL;
-    } else {
+    int ai = -1;
+    for (int i = 0; api && i < (int)(sizeof ifl__api_names / sizeof ifl__api_names[0]); i++)
+        if (strcmp(api, ifl__api_names[i]) == 0)
+            ai = i;
+    if (ai < 0) {
         snprintf(err, cap,
-                 "source.api must be \"openai-fim\" or \"llama-infill\"%s%.40s%s "
-                 "(openai-completions-suffix, openai-completions-template and openai-chat are "
-                 "not supported yet)",
+                 "source.api must be one of openai-fim, openai-completions-suffix, "
+                 "openai-completions-template, openai-chat, llama-infill%s%.40s%s",
                  api ? ", not \"" : "", api ? api : "", api ? "\"" : "");
         goto fail;
     }
+    out->api = (ifl_remote_api)ai;
+    json_t *stream = json_object_get(src, "stream");
+    if (stream && !json_is_boolean(stream)) {
+        snprintf(err, cap, "source.stream must be true or false");
+        goto fail;
+    }
+    out->stream = json_is_true(stream);
     const char *url = json_string_value(json_object_get(src, "url"));
     if (!url || !*url) {
         snprintf(err, cap, "source.url is required for a remote source");
@@ -174,6 +185,21 @@ base_status ifl_remote_cfg_parse(const json_t *src, ifl_remote_cfg *out, char *e
         out->url[--ul] = 0;
     const char *model = json_string_value(json_object_get(src, "model"));
     out->model = model ? strdup(model) : NULL;
+    if (out->api == IFL_API_COMPLETIONS_TEMPLATE) {
+        const char *tn = json_string_value(json_object_get(src, "template"));
+        out->tmpl = ifl_fim_template_find(tn, model);
+        if (!out->tmpl) {
+            if (tn)
+                snprintf(err, cap, "source.template \"%.40s\" is not one of %s", tn,
+                         ifl_fim_template_names());
+            else
+                snprintf(err, cap,
+                         "source.model \"%.80s\" names no known FIM template: set "
+                         "source.template to one of %s",
+                         model, ifl_fim_template_names());
+            goto fail;
+        }
+    }
     const char *kenv = json_string_value(json_object_get(src, "apiKeyEnv"));
     const char *kfile = json_string_value(json_object_get(src, "apiKeyFile"));
     if (kenv && kfile) {
@@ -237,6 +263,18 @@ base_status ifl_remote_cfg_parse(const json_t *src, ifl_remote_cfg *out, char *e
             out->headers[out->n_headers++] = line;
         }
     }
+    json_t *ca = json_object_get(src, "caFile");
+    if (ca && !json_is_string(ca)) {
+        snprintf(err, cap, "source.caFile must be a path");
+        goto fail;
+    }
+    if (ca) {
+        out->ca_file = strdup(json_string_value(ca));
+        if (!out->ca_file) {
+            st = BASE_ERR_NOMEM;
+            goto fail;
+        }
+    }
     json_t *t = json_object_get(src, "timeoutMs");
     out->timeout_ms = json_is_integer(t) && json_integer_value(t) > 0
                           ? (int)BASE_MIN(json_integer_value(t), 600000)
@@ -298,11 +336,14 @@ ifl_remote *ifl_remote_new(ifl_remote_cfg *cfg) {
     }
     r->cfg = *cfg;
     memset(cfg, 0, sizeof *cfg);
-    const char *path = r->cfg.api == IFL_API_LLAMA_INFILL ? "/infill" : "/v1/fim/completions";
+    const char *path = r->cfg.api == IFL_API_LLAMA_INFILL ? "/infill"
+                       : r->cfg.api == IFL_API_OPENAI_FIM ? "/v1/fim/completions"
+                       : r->cfg.api == IFL_API_CHAT       ? "/v1/chat/completions"
+                                                          : "/v1/completions";
     size_t ul = strlen(r->cfg.url);
     /* An OpenAI-style base URL already ends in /v1. */
-    if (r->cfg.api == IFL_API_OPENAI_FIM && ul >= 3 && strcmp(r->cfg.url + ul - 3, "/v1") == 0)
-        path = "/fim/completions";
+    if (r->cfg.api != IFL_API_LLAMA_INFILL && ul >= 3 && strcmp(r->cfg.url + ul - 3, "/v1") == 0)
+        path += 3;
     size_t n = ul + strlen(path) + 1;
     r->endpoint = malloc(n);
     r->multi = curl_multi_init();
@@ -313,7 +354,9 @@ ifl_remote *ifl_remote_new(ifl_remote_cfg *cfg) {
     }
     snprintf(r->endpoint, n, "%s%s", r->cfg.url, path);
     struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-    h = h ? curl_slist_append(h, "Accept: application/json") : NULL;
+    h = h ? curl_slist_append(h, r->cfg.stream ? "Accept: text/event-stream"
+                                               : "Accept: application/json")
+          : NULL;
     /* No "Expect: 100-continue" round trip for large prompts. */
     h = h ? curl_slist_append(h, "Expect:") : NULL;
     if (h && r->cfg.api_key) {
@@ -346,6 +389,8 @@ ifl_remote *ifl_remote_new(ifl_remote_cfg *cfg) {
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (r->cfg.ca_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, r->cfg.ca_file);
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
@@ -369,24 +414,196 @@ void ifl_remote_free(ifl_remote *r) {
 
 const ifl_remote_cfg *ifl_remote_config(const ifl_remote *r) { return &r->cfg; }
 
+/* The answer as it arrives: the whole body (a plain answer, or an error
+ * answer to a stream request), or, for a 2xx answer to a stream request,
+ * server-sent events (the WHATWG EventSource format: "data:" lines, a blank
+ * line ends an event) folded into per-choice texts. */
 typedef struct ifl__body {
     base_buf buf;
-    size_t max;
+    size_t max, total;
     bool oversize;
+    ifl_remote *r;
+    const ifl_source_req *sr;
+    size_t pre_off, suf_len; /* what was sent, for the chat clean-up of partial texts */
+    int max_tokens;
+    bool stream, sse, sse_checked;
+    base_buf line, data;
+    base_buf acc[ENG_DIFF_MAX_CANDIDATES];
+    int n_acc, events;
+    bool done, finished, bad;
+    char why[200];
 } ifl__body;
+
+static void ifl__body_deinit(ifl__body *b) {
+    base_buf_deinit(&b->buf);
+    base_buf_deinit(&b->line);
+    base_buf_deinit(&b->data);
+    for (int i = 0; i < ENG_DIFF_MAX_CANDIDATES; i++)
+        base_buf_deinit(&b->acc[i]);
+}
+
+static void ifl__body_reset(ifl__body *b) {
+    b->buf.len = b->line.len = b->data.len = 0;
+    for (int i = 0; i < ENG_DIFF_MAX_CANDIDATES; i++)
+        b->acc[i].len = 0;
+    b->total = 0;
+    b->n_acc = b->events = 0;
+    b->oversize = b->sse = b->sse_checked = b->done = b->finished = b->bad = false;
+    b->why[0] = 0;
+}
+
+static void ifl__server_error(const json_t *root, char *out, size_t cap);
+
+static bool ifl__acc_add(ifl__body *b, int idx, const json_t *t) {
+    if (!json_is_string(t))
+        return true; /* null / absent: nothing this event */
+    if (idx < 0 || idx >= ENG_DIFF_MAX_CANDIDATES)
+        return true;
+    if (base_buf_append(&b->acc[idx], json_string_value(t), json_string_length(t)) != BASE_OK)
+        return false;
+    if (idx + 1 > b->n_acc)
+        b->n_acc = idx + 1;
+    return true;
+}
+
+/* The first candidate so far, to infilld/partial (chat answers cleaned). */
+static void ifl__sse_partial(ifl__body *b) {
+    const ifl_doc_req *d = b->sr ? b->sr->doc : NULL;
+    if (!d || !d->partial || b->n_acc == 0)
+        return;
+    const base_buf *a = &b->acc[0];
+    const char *t = a->data ? a->data : "";
+    if (b->r->cfg.api == IFL_API_CHAT) {
+        char *c = NULL;
+        size_t cl = 0;
+        const ifl_source_req *sr = b->sr;
+        if (ifl_chat_clean(sr->prefix + b->pre_off, sr->prefix_len - b->pre_off, sr->suffix,
+                           b->suf_len, t, a->len, &c, &cl) == BASE_OK)
+            d->partial(d->partial_ud, c, cl, b->events, b->max_tokens);
+        free(c);
+        return;
+    }
+    d->partial(d->partial_ud, t, a->len, b->events, b->max_tokens);
+}
+
+/* One event's data. false stops the transfer (b->why says why). */
+static bool ifl__sse_event(ifl__body *b) {
+    const char *s = b->data.data;
+    size_t n = b->data.len;
+    if (n > 0 && s[n - 1] == '\n')
+        n--;
+    b->data.len = 0;
+    if (n == 0 || b->done)
+        return true;
+    if (n == 6 && memcmp(s, "[DONE]", 6) == 0) {
+        b->done = true;
+        return true;
+    }
+    json_error_t je;
+    json_t *o = json_loadb(s, n, 0, &je);
+    b->events++;
+    if (!json_is_object(o)) {
+        snprintf(b->why, sizeof b->why,
+                 "remote: %s sent a malformed event (event %d is not a JSON object)", b->r->cfg.url,
+                 b->events);
+        json_decref(o);
+        b->bad = true;
+        return false;
+    }
+    if (json_object_get(o, "error")) {
+        char detail[160];
+        ifl__server_error(o, detail, sizeof detail);
+        snprintf(b->why, sizeof b->why, "remote: %s reported an error mid-stream%s", b->r->cfg.url,
+                 detail);
+        json_decref(o);
+        b->bad = true;
+        return false;
+    }
+    bool ok = true;
+    if (b->r->cfg.api == IFL_API_LLAMA_INFILL) {
+        ok = ifl__acc_add(b, 0, json_object_get(o, "content"));
+        if (json_is_true(json_object_get(o, "stop")))
+            b->done = true;
+    } else {
+        json_t *ch = json_object_get(o, "choices");
+        size_t i;
+        json_t *c;
+        json_array_foreach(ch, i, c) {
+            json_t *ix = json_object_get(c, "index");
+            int idx = json_is_integer(ix) ? (int)json_integer_value(ix) : (int)i;
+            json_t *t = json_object_get(c, "text");
+            if (!t)
+                t = json_object_get(json_object_get(c, "delta"), "content");
+            if (!t)
+                t = json_object_get(json_object_get(c, "message"), "content");
+            ok = ok && ifl__acc_add(b, idx, t);
+            json_t *fr = json_object_get(c, "finish_reason");
+            if (idx == 0 && fr && !json_is_null(fr))
+                b->finished = true;
+        }
+    }
+    json_decref(o);
+    if (!ok) {
+        snprintf(b->why, sizeof b->why, "remote: out of memory");
+        b->bad = true;
+        return false;
+    }
+    ifl__sse_partial(b);
+    return true;
+}
+
+static bool ifl__sse_line(ifl__body *b) {
+    char *l = b->line.data ? b->line.data : "";
+    size_t n = b->line.len;
+    if (n > 0 && l[n - 1] == '\r')
+        n--;
+    if (n == 0)
+        return ifl__sse_event(b);
+    if (l[0] == ':')
+        return true; /* a comment (keep-alive) */
+    const char *colon = memchr(l, ':', n);
+    size_t fl = colon ? (size_t)(colon - l) : n;
+    if (fl != 4 || memcmp(l, "data", 4) != 0)
+        return true; /* event:, id:, retry: say nothing a completion needs */
+    const char *v = colon ? colon + 1 : l + n;
+    if (v < l + n && *v == ' ')
+        v++;
+    return base_buf_append(&b->data, v, (size_t)(l + n - v)) == BASE_OK &&
+           base_buf_append(&b->data, "\n", 1) == BASE_OK;
+}
 
 static size_t ifl__write(char *p, size_t sz, size_t n, void *ud) {
     ifl__body *b = ud;
     size_t k = sz * n;
-    if (b->buf.len + k > b->max) {
+    b->total += k;
+    if (b->total > b->max) {
         b->oversize = true;
         return 0; /* aborts the transfer */
     }
-    return base_buf_append(&b->buf, p, k) == BASE_OK ? k : 0;
+    if (b->stream && !b->sse_checked) {
+        long code = 0;
+        curl_easy_getinfo(b->r->easy, CURLINFO_RESPONSE_CODE, &code);
+        b->sse = code >= 200 && code < 300;
+        b->sse_checked = true;
+    }
+    if (!b->sse)
+        return base_buf_append(&b->buf, p, k) == BASE_OK ? k : 0;
+    const char *s = p, *e = p + k;
+    while (s < e) {
+        const char *nl = memchr(s, '\n', (size_t)(e - s));
+        const char *end = nl ? nl : e;
+        if (base_buf_append(&b->line, s, (size_t)(end - s)) != BASE_OK)
+            return 0;
+        if (!nl)
+            break;
+        if (!ifl__sse_line(b))
+            return 0;
+        b->line.len = 0;
+        s = nl + 1;
+    }
+    return k;
 }
 
-/* One POST. Returns OK with *code and body filled when the server answered
- * (any HTTP status); else an error with msg set. */
 static base_status ifl__post(ifl_remote *r, const char *json, const volatile int *cancel,
                              uint64_t deadline_ns, long *code, ifl__body *body, char *msg,
                              size_t cap) {
@@ -408,8 +625,7 @@ static base_status ifl__post(ifl_remote *r, const char *json, const volatile int
         }
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, tmo);
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, tmo);
-        body->buf.len = 0;
-        body->oversize = false;
+        ifl__body_reset(body);
         r->errbuf[0] = 0;
         if (curl_multi_add_handle(r->multi, e) != CURLM_OK) {
             snprintf(msg, cap, "remote: cannot start the transfer");
@@ -444,8 +660,28 @@ static base_status ifl__post(ifl_remote *r, const char *json, const volatile int
             snprintf(msg, cap, "remote: transfer failed");
             return BASE_ERR_IO;
         }
+        if (body->bad) {
+            snprintf(msg, cap, "%s", body->why);
+            return BASE_ERR_PARSE;
+        }
         if (res == CURLE_OK) {
             curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, code);
+            if (body->sse && body->line.len > 0) {
+                /* A last line without its newline. */
+                if (!ifl__sse_line(body) || !ifl__sse_event(body)) {
+                    snprintf(msg, cap, "%s", body->why);
+                    return BASE_ERR_PARSE;
+                }
+            } else if (body->sse && body->data.len > 0 && !ifl__sse_event(body)) {
+                snprintf(msg, cap, "%s", body->why);
+                return BASE_ERR_PARSE;
+            }
+            if (body->sse && !body->done && !body->finished) {
+                snprintf(msg, cap,
+                         "remote: the stream from %s ended after %d event%s without finishing",
+                         r->cfg.url, body->events, body->events == 1 ? "" : "s");
+                return BASE_ERR_IO;
+            }
             return BASE_OK;
         }
         if (body->oversize) {
@@ -457,6 +693,23 @@ static base_status ifl__post(ifl_remote *r, const char *json, const volatile int
             struct timespec ts = {0, (long)(50 + 100 * attempt) * 1000000L};
             nanosleep(&ts, NULL);
             continue;
+        }
+        if (res == CURLE_OPERATION_TIMEDOUT && body->sse) {
+            snprintf(msg, cap,
+                     "remote: the stream from %s did not finish within %ld ms (%d events)",
+                     r->cfg.url, tmo, body->events);
+            return BASE_ERR_TIMEOUT;
+        }
+        if (body->sse && body->done) {
+            /* Everything came; only the connection's end was untidy. */
+            curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, code);
+            return BASE_OK;
+        }
+        if (body->sse && !body->done) {
+            snprintf(msg, cap, "remote: the stream from %s broke off after %d event%s: %.100s",
+                     r->cfg.url, body->events, body->events == 1 ? "" : "s",
+                     r->errbuf[0] ? r->errbuf : curl_easy_strerror(res));
+            return BASE_ERR_IO;
         }
         if (res == CURLE_OPERATION_TIMEDOUT) {
             snprintf(msg, cap, "remote: no answer from %s within %ld ms", r->cfg.url, tmo);
@@ -504,38 +757,83 @@ static void ifl__cut_context(const ifl_remote *r, const ifl_source_req *sr, size
     }
 }
 
-static char *ifl__request_json(const ifl_remote *r, const ifl_source_req *sr, size_t pre_off,
-                               size_t suf_len, int max_tokens) {
-    json_t *pre = json_stringn(sr->prefix + pre_off, sr->prefix_len - pre_off);
-    json_t *suf = json_stringn(sr->suffix, suf_len);
-    if (!pre || !suf) {
-        json_decref(pre);
-        json_decref(suf);
+static json_t *ifl__stops(const ifl_remote *r, const ifl_source_req *sr) {
+    json_t *stop = json_array();
+    if (!stop)
+        return NULL;
+    if (r->cfg.api == IFL_API_COMPLETIONS_TEMPLATE)
+        for (int i = 0; i < 4 && r->cfg.tmpl->stops[i]; i++)
+            json_array_append_new(stop, json_string(r->cfg.tmpl->stops[i]));
+    /* A chat model may open with a fence line: "\n" would end it there. */
+    if (sr->single_line && r->cfg.api != IFL_API_CHAT)
+        json_array_append_new(stop, json_string("\n"));
+    if (json_array_size(stop) == 0) {
+        json_decref(stop);
         return NULL;
     }
+    return stop;
+}
+
+static char *ifl__request_json(const ifl_remote *r, const ifl_source_req *sr, size_t pre_off,
+                               size_t suf_len, int max_tokens) {
+    const char *p = sr->prefix + pre_off, *q = sr->suffix;
+    size_t pl = sr->prefix_len - pre_off, ql = suf_len;
     json_t *o = json_object();
-    bool fim = r->cfg.api == IFL_API_OPENAI_FIM;
-    if (fim && r->cfg.model)
+    if (!o)
+        return NULL;
+    bool ok = true;
+    ifl_remote_api api = r->cfg.api;
+    if (api != IFL_API_LLAMA_INFILL && r->cfg.model)
         json_object_set_new(o, "model", json_string(r->cfg.model));
-    json_object_set_new(o, fim ? "prompt" : "input_prefix", pre);
-    json_object_set_new(o, fim ? "suffix" : "input_suffix", suf);
-    json_object_set_new(o, fim ? "max_tokens" : "n_predict", json_integer(max_tokens));
-    if (sr->single_line) {
-        json_t *stop = json_array();
-        json_array_append_new(stop, json_string("\n"));
-        json_object_set_new(o, "stop", stop);
+    if (api == IFL_API_OPENAI_FIM || api == IFL_API_COMPLETIONS_SUFFIX) {
+        json_t *pre = json_stringn(p, pl), *suf = json_stringn(q, ql);
+        ok = pre && suf;
+        json_object_set_new(o, "prompt", pre ? pre : json_null());
+        json_object_set_new(o, "suffix", suf ? suf : json_null());
+    } else if (api == IFL_API_LLAMA_INFILL) {
+        json_t *pre = json_stringn(p, pl), *suf = json_stringn(q, ql);
+        ok = pre && suf;
+        json_object_set_new(o, "input_prefix", pre ? pre : json_null());
+        json_object_set_new(o, "input_suffix", suf ? suf : json_null());
+    } else if (api == IFL_API_COMPLETIONS_TEMPLATE) {
+        size_t tl = 0;
+        char *t = ifl_fim_render(r->cfg.tmpl, p, pl, q, ql, &tl);
+        json_t *js = t ? json_stringn(t, tl) : NULL;
+        free(t);
+        ok = js != NULL;
+        json_object_set_new(o, "prompt", js ? js : json_null());
+    } else {
+        char *u = ifl_chat_user(p, pl, q, ql);
+        json_t *ju = u ? json_string(u) : NULL;
+        free(u);
+        ok = ju != NULL;
+        json_t *msgs = json_array();
+        json_array_append_new(
+            msgs, json_pack("{s:s,s:s}", "role", "system", "content", ifl_chat_instruction));
+        json_array_append_new(
+            msgs, json_pack("{s:s,s:o}", "role", "user", "content", ju ? ju : json_null()));
+        json_object_set_new(o, "messages", msgs);
     }
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    /* A chat answer spends tokens on a fence it should not write. */
+    int mt = api == IFL_API_CHAT ? max_tokens + 16 : max_tokens;
+    json_object_set_new(o, api == IFL_API_LLAMA_INFILL ? "n_predict" : "max_tokens",
+                        json_integer(mt));
+    json_t *stop = ifl__stops(r, sr);
+    if (stop)
+        json_object_set_new(o, "stop", stop);
     if (r->cfg.has_temperature)
         json_object_set_new(o, "temperature", json_real(r->cfg.temperature));
-    if (fim)
-        json_object_set_new(o, "stream", json_false());
+    if (api != IFL_API_LLAMA_INFILL || r->cfg.stream)
+        json_object_set_new(o, "stream", json_boolean(r->cfg.stream));
     char *s = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return s;
 }
 
-/* The server's own error text, if the body has one ({"error": {"message"}}
- * or {"error": "..."}), shortened. */
 static void ifl__server_error(const json_t *root, char *out, size_t cap) {
     out[0] = 0;
     json_t *e = json_object_get(root, "error");
@@ -548,6 +846,22 @@ static void ifl__server_error(const json_t *root, char *out, size_t cap) {
         m = json_string_value(json_object_get(root, "detail"));
     if (m)
         snprintf(out, cap, ": %.120s", m);
+}
+
+/* Cuts a completions-template answer at the first of the template's end
+ * markers, in case the server sent special tokens as text. */
+static size_t ifl__cut_stops(const ifl_remote *r, const char *t, size_t n) {
+    if (r->cfg.api != IFL_API_COMPLETIONS_TEMPLATE)
+        return n;
+    for (int i = 0; i < 4 && r->cfg.tmpl->stops[i]; i++) {
+        size_t sl = strlen(r->cfg.tmpl->stops[i]);
+        for (size_t k = 0; k + sl <= n; k++)
+            if (memcmp(t + k, r->cfg.tmpl->stops[i], sl) == 0) {
+                n = k;
+                break;
+            }
+    }
+    return n;
 }
 
 static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
@@ -568,8 +882,20 @@ static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
                  "remote: the document is not valid UTF-8 and cannot be sent as JSON");
         return BASE_ERR_PARSE;
     }
-    ifl__body body = {{0}, r->cfg.max_body, false};
+    ifl__body body;
+    memset(&body, 0, sizeof body);
     base_buf_init(&body.buf);
+    base_buf_init(&body.line);
+    base_buf_init(&body.data);
+    for (int i = 0; i < ENG_DIFF_MAX_CANDIDATES; i++)
+        base_buf_init(&body.acc[i]);
+    body.max = r->cfg.max_body;
+    body.r = r;
+    body.sr = sr;
+    body.pre_off = pre_off;
+    body.suf_len = suf_len;
+    body.max_tokens = max_tokens;
+    body.stream = r->cfg.stream;
     long code = 0;
     char msg[sizeof out->error] = "";
     base_status st = ifl__post(r, json, cancel, deadline, &code, &body, msg, sizeof msg);
@@ -577,7 +903,7 @@ static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
     out->raw.prefix_cut = pre_off;
     out->raw.suffix_cut = sr->suffix_len - suf_len;
     json_t *root = NULL;
-    if (st == BASE_OK) {
+    if (st == BASE_OK && !body.sse) {
         json_error_t je;
         root = body.buf.len ? json_loadb(body.buf.data, body.buf.len, 0, &je) : NULL;
         char detail[160] = "";
@@ -600,17 +926,30 @@ static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
             st = BASE_ERR_PARSE;
         }
     }
-    if (st == BASE_OK) {
-        /* openai-fim: choices[].text; llama-infill: content. */
+    const char *texts[ENG_DIFF_MAX_CANDIDATES];
+    size_t lens[ENG_DIFF_MAX_CANDIDATES];
+    int n = 0;
+    ifl_remote_api api = r->cfg.api;
+    if (st == BASE_OK && body.sse) {
+        for (int i = 0; i < body.n_acc; i++) {
+            texts[n] = body.acc[i].data ? body.acc[i].data : "";
+            lens[n++] = body.acc[i].len;
+        }
+        if (n == 0) {
+            texts[n] = "";
+            lens[n++] = 0; /* a finished stream with no text: an empty answer */
+        }
+    } else if (st == BASE_OK) {
+        /* openai-fim / completions: choices[].text; chat: choices[].message.content;
+         * llama-infill: content. */
         json_t *choices = json_object_get(root, "choices");
-        const char *texts[ENG_DIFF_MAX_CANDIDATES];
-        size_t lens[ENG_DIFF_MAX_CANDIDATES];
-        int n = 0;
-        if (r->cfg.api == IFL_API_OPENAI_FIM && json_is_array(choices)) {
+        if (api != IFL_API_LLAMA_INFILL && json_is_array(choices)) {
             size_t i;
             json_t *c;
             json_array_foreach(choices, i, c) {
-                json_t *t = json_object_get(c, "text");
+                json_t *t = api == IFL_API_CHAT
+                                ? json_object_get(json_object_get(c, "message"), "content")
+                                : json_object_get(c, "text");
                 if (json_is_string(t) && n < ENG_DIFF_MAX_CANDIDATES) {
                     texts[n] = json_string_value(t);
                     lens[n++] = json_string_length(t);
@@ -618,7 +957,7 @@ static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
             }
             if (n == 0 && json_array_size(choices) > 0)
                 st = BASE_ERR_PARSE;
-        } else if (r->cfg.api == IFL_API_LLAMA_INFILL &&
+        } else if (api == IFL_API_LLAMA_INFILL &&
                    json_is_string(json_object_get(root, "content"))) {
             json_t *t = json_object_get(root, "content");
             texts[n] = json_string_value(t);
@@ -628,25 +967,37 @@ static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
         }
         if (st == BASE_ERR_PARSE)
             snprintf(msg, sizeof msg, "remote: %s answered without %s", r->cfg.url,
-                     r->cfg.api == IFL_API_OPENAI_FIM ? "choices[].text" : "\"content\"");
-        for (int i = 0; st == BASE_OK && i < n; i++) {
-            ifl_text_cand *c = &out->raw.cand[out->raw.n_cand];
-            c->text = malloc(lens[i] + 1);
+                     api == IFL_API_LLAMA_INFILL ? "\"content\""
+                     : api == IFL_API_CHAT       ? "choices[].message.content"
+                                                 : "choices[].text");
+    }
+    for (int i = 0; st == BASE_OK && i < n; i++) {
+        ifl_text_cand *c = &out->raw.cand[out->raw.n_cand];
+        if (api == IFL_API_CHAT) {
+            st = ifl_chat_clean(sr->prefix + pre_off, sr->prefix_len - pre_off, sr->suffix, suf_len,
+                                texts[i], lens[i], &c->text, &c->len);
+            if (st != BASE_OK)
+                break;
+        } else {
+            size_t l = ifl__cut_stops(r, texts[i], lens[i]);
+            c->text = malloc(l + 1);
             if (!c->text) {
                 st = BASE_ERR_NOMEM;
                 break;
             }
-            memcpy(c->text, texts[i], lens[i]);
-            c->text[lens[i]] = 0;
-            c->len = lens[i];
-            c->mean_conf = -1.0; /* the API reports none */
-            c->index = i;
-            out->raw.n_cand++;
+            memcpy(c->text, texts[i], l);
+            c->text[l] = 0;
+            c->len = l;
         }
+        c->mean_conf = -1.0; /* the API reports none */
+        c->index = i;
+        out->raw.n_cand++;
     }
     json_decref(root);
-    base_buf_deinit(&body.buf);
+    ifl__body_deinit(&body);
     if (st != BASE_OK && st != BASE_ERR_CANCELLED) {
+        if (!msg[0])
+            snprintf(msg, sizeof msg, "remote: %s", base_status_str(st));
         ifl__redact(r, msg);
         snprintf(out->error, sizeof out->error, "%s", msg);
         BASE_LOGW("remote", "%s", out->error);

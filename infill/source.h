@@ -50,7 +50,42 @@ base_status ifl_complete_doc_src(const ifl_source_i *src, const ifl_doc_req *r,
 typedef enum ifl_remote_api {
     IFL_API_OPENAI_FIM,   /* POST {url}/v1/fim/completions: prompt, suffix, max_tokens, stop */
     IFL_API_LLAMA_INFILL, /* POST {url}/infill: input_prefix, input_suffix, n_predict */
+    IFL_API_COMPLETIONS_SUFFIX,   /* POST {url}/v1/completions: prompt, suffix */
+    IFL_API_COMPLETIONS_TEMPLATE, /* POST {url}/v1/completions: prompt = the model's FIM prompt */
+    IFL_API_CHAT,                 /* POST {url}/v1/chat/completions: a FIM instruction */
 } ifl_remote_api;
+
+/* A model family's own FIM prompt (openai-completions-template): the text is
+ * pre + prefix + suf + suffix + mid (or, suffix first, pre + suf + suffix +
+ * mid + prefix for SPM), and the model's end markers are sent as stops. */
+typedef struct ifl_fim_template {
+    const char *name;     /* "qwen2.5-coder", "starcoder", "codellama", ... */
+    const char *match[4]; /* substrings of a model name that pick it (lower case) */
+    const char *pre, *suf, *mid;
+    bool spm;
+    const char *stops[4];
+} ifl_fim_template;
+
+/* By template name, else by the first template whose match is a substring
+ * of the (lower-cased) model name; NULL when neither finds one. */
+const ifl_fim_template *ifl_fim_template_find(const char *name, const char *model);
+/* The known templates' names, comma separated (for error messages). */
+const char *ifl_fim_template_names(void);
+/* malloc'ed prompt text; NULL on OOM. */
+char *ifl_fim_render(const ifl_fim_template *t, const char *pre, size_t pl, const char *suf,
+                     size_t sl, size_t *len);
+
+/* openai-chat: the system instruction, and the user turn (malloc'ed) with
+ * the hole marked IFL_CHAT_HOLE. */
+#define IFL_CHAT_HOLE "<|HOLE|>"
+extern const char ifl_chat_instruction[];
+char *ifl_chat_user(const char *pre, size_t pl, const char *suf, size_t sl);
+/* A chat model's answer cut down to the hole's text: a thinking block,
+ * markdown fences and the prose around them, an echo of the text before
+ * the hole (from a line start) and of the text after it, and the hole
+ * marker are removed. *out is malloc'ed (NULL, ERR_NOMEM on OOM). */
+base_status ifl_chat_clean(const char *pre, size_t pl, const char *suf, size_t sl, const char *text,
+                           size_t len, char **out, size_t *out_len);
 
 typedef struct ifl_remote_cfg {
     ifl_remote_api api;
@@ -65,8 +100,11 @@ typedef struct ifl_remote_cfg {
     bool allow_insecure; /* http:// to a non-loopback host */
     char **headers;      /* "Name: value" lines */
     int n_headers;
-    size_t max_body;      /* response limit (bytes) */
-    size_t context_bytes; /* prefix + suffix bytes sent (3/4 : 1/4, cut at lines) */
+    size_t max_body;              /* response limit (bytes) */
+    size_t context_bytes;         /* prefix + suffix bytes sent (3/4 : 1/4, cut at lines) */
+    const ifl_fim_template *tmpl; /* openai-completions-template */
+    bool stream;                  /* "stream": true: server-sent events feed infilld/partial */
+    char *ca_file;                /* "caFile": the CA bundle that signs the server (NULL: system) */
 } ifl_remote_cfg;
 
 /* Parses a "source" settings object ({kind: "remote", ...}). Returns OK with

@@ -7,7 +7,9 @@
  *   infill    one hole between a prefix and a suffix, every sampler knob
  *   complete  a completion at FILE:LINE:COL through the whole pipeline
  *   eval      completion quality over a task set, through the same pipeline
- *             (docs/QUALITY.md) */
+ *             (docs/QUALITY.md)
+ *   serve-http  the local engine as an OpenAI-style /v1/fim/completions server
+ *             (libmicrohttpd; docs/PROTOCOL.md "serve-http") */
 #ifndef INFILLD_DAEMON_CLI_H
 #define INFILLD_DAEMON_CLI_H
 
@@ -16,5 +18,6 @@ int dmn_cli_logits(int argc, char **argv);
 int dmn_cli_infill(int argc, char **argv);
 int dmn_cli_complete(int argc, char **argv);
 int dmn_cli_eval(int argc, char **argv);
+int dmn_cli_serve_http(int argc, char **argv);
 
 #endif

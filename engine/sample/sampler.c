@@ -324,6 +324,10 @@ typedef struct eng__run {
     int shift;          /* 1 for shifted families */
     int n_bias;         /* fixed biases (mask id, expand id) */
     int win_lo, win_hi; /* this step's eligible span over all rows (WINDOW forwards) */
+    /* eng_diffuse_multi: each row's own canvas (n_seq * L) and its valid
+     * mask; NULL: every row is d->layout, all valid. */
+    const int32_t *rows;
+    const uint8_t *valid;
 } eng__run;
 
 static int eng__block_steps(const eng__run *r, int blk) {
@@ -617,7 +621,8 @@ static base_status eng__run_fixed(eng__run *r) {
     eng_diffuser *d = r->d;
     const eng_diff_params *p = r->p;
     for (int b = 0; b < r->n_seq; b++) {
-        memcpy(d->canvas + (size_t)b * r->L, d->layout, (size_t)r->L * sizeof(int32_t));
+        memcpy(d->canvas + (size_t)b * r->L, r->rows ? r->rows + (size_t)b * r->L : d->layout,
+               (size_t)r->L * sizeof(int32_t));
         eng__seq *s = &d->seq[b];
         memset(s, 0, sizeof *s);
         s->blk_m0 = BASE_MIN(r->B, r->N);
@@ -636,7 +641,7 @@ static base_status eng__run_fixed(eng__run *r) {
         int bs = r->hs + d->seq[b].blk * r->B;
         d->seq[b].blk_m0 = eng__count_masks(r, b, bs, BASE_MIN(bs + r->B, r->hs + r->N));
     }
-    eng_batch batch = {r->n_seq, r->L, d->canvas, NULL};
+    eng_batch batch = {r->n_seq, r->L, d->canvas, r->valid};
     eng_step_req req;
     memset(&req, 0, sizeof req);
     req.positions = d->positions;
@@ -933,4 +938,120 @@ base_status eng_diffuse(eng_diffuser *d, const eng_stepper *st, const eng_diff_p
     }
     res->ms_total = base_ms_since(t0);
     return BASE_OK;
+}
+
+base_status eng_diffuse_multi(eng_diffuser *d, const eng_stepper *st,
+                              const eng_diff_prompt *prompts, int n, const eng_diff_params *params,
+                              eng_diff_result *res) {
+    if (!d || !st || !st->step || !prompts || !params || !res || n < 1 || n > d->max_batch)
+        return BASE_ERR_INVALID;
+    memset(res, 0, sizeof *res);
+    if (params->n_hole < 1 || params->steps < 0 || params->block < 0)
+        return BASE_ERR_INVALID;
+    for (int b = 0; b < n; b++)
+        if (prompts[b].n_prefix < 0 || prompts[b].n_suffix < 0 ||
+            (prompts[b].n_prefix > 0 && !prompts[b].prefix) ||
+            (prompts[b].n_suffix > 0 && !prompts[b].suffix))
+            return BASE_ERR_INVALID;
+    eng__run r;
+    memset(&r, 0, sizeof r);
+    r.d = d;
+    r.st = st;
+    r.p = params;
+    r.res = res;
+    r.alg = eng__resolve_alg(&d->info, params);
+    if (r.alg == ENG_ALG_DREAMON)
+        return BASE_ERR_UNSUPPORTED; /* its canvas grows per row */
+    uint64_t t0 = base_now_ns();
+    r.N = params->n_hole;
+    r.n_seq = n;
+    r.shift = d->info.shift_logits ? 1 : 0;
+    /* Each prompt's layout; the holes are aligned at the largest hole start by
+     * padding on the left, the rows evened out on the right. Padding is
+     * invalid (no key, no position), so each row computes what it would
+     * alone. */
+    int *hs = malloc(sizeof(int) * (size_t)n), *len = malloc(sizeof(int) * (size_t)n);
+    int32_t *lay = malloc(sizeof(int32_t) * (size_t)n * (size_t)d->max_len);
+    int32_t *rows = NULL;
+    uint8_t *valid = NULL;
+    base_status stt = BASE_OK;
+    if (!hs || !len || !lay) {
+        stt = BASE_ERR_NOMEM;
+        goto out;
+    }
+    int hmax = 0, tmax = 0;
+    for (int b = 0; b < n; b++) {
+        len[b] = eng_diff_layout(&d->info, &prompts[b], r.N, lay + (size_t)b * d->max_len,
+                                 d->max_len, &hs[b]);
+        if (len[b] < 0) {
+            stt = BASE_ERR_TOO_LARGE;
+            goto out;
+        }
+        hmax = BASE_MAX(hmax, hs[b]);
+        tmax = BASE_MAX(tmax, len[b] - hs[b]);
+    }
+    int L = hmax + tmax;
+    if (L > d->max_len) {
+        stt = BASE_ERR_TOO_LARGE;
+        goto out;
+    }
+    rows = malloc(sizeof(int32_t) * (size_t)n * (size_t)L);
+    valid = malloc((size_t)n * (size_t)L);
+    if (!rows || !valid) {
+        stt = BASE_ERR_NOMEM;
+        goto out;
+    }
+    for (int b = 0; b < n; b++) {
+        const int32_t *lb = lay + (size_t)b * d->max_len;
+        int32_t *rb = rows + (size_t)b * L;
+        uint8_t *vb = valid + (size_t)b * L;
+        int off = hmax - hs[b];
+        for (int i = 0; i < L; i++) {
+            bool in = i >= off && i < off + len[b];
+            rb[i] = in ? lb[i - off] : lb[0]; /* any real id: padding is never attended */
+            vb[i] = in;
+        }
+    }
+    r.rows = rows;
+    r.valid = valid;
+    r.L0 = L;
+    r.L = L;
+    r.hs = hmax;
+    res->alg = r.alg;
+    r.S = params->steps > 0 ? params->steps : r.N;
+    int B = params->block;
+    if (B <= 0)
+        B = (r.alg == ENG_ALG_THRESHOLD || r.alg == ENG_ALG_FACTOR) ? 32 : r.N;
+    if (B > r.N || r.alg == ENG_ALG_P2)
+        B = r.N;
+    r.B = B;
+    r.nb = (r.N + B - 1) / B;
+    stt = eng__run_fixed(&r);
+    if (stt != BASE_OK)
+        goto out;
+    /* Row b's result is cand[b]: not ranked, the rows are different requests. */
+    res->n_candidates = n;
+    for (int b = 0; b < n; b++) {
+        eng__seq *s = &d->seq[b];
+        eng_diff_candidate *c = &res->cand[b];
+        c->tokens = d->canvas + (size_t)b * r.L + r.hs;
+        c->n_tokens = r.N;
+        int32_t *t = d->text_ids + (size_t)b * d->max_len;
+        int k = 0;
+        for (int i = 0; i < r.N; i++)
+            if (!eng__strip_id(d, c->tokens[i]))
+                t[k++] = c->tokens[i];
+        c->text_ids = t;
+        c->n_text_ids = k;
+        c->mean_conf = s->n_conf > 0 ? s->conf_sum / s->n_conf : 0.0;
+        c->index = b;
+    }
+    res->ms_total = base_ms_since(t0);
+out:
+    free(hs);
+    free(len);
+    free(lay);
+    free(rows);
+    free(valid);
+    return stt;
 }

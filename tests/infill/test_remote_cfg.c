@@ -77,8 +77,23 @@ int main(void) {
 
     refused("{\"kind\":\"gpu\"}", BASE_ERR_INVALID, "source.kind");
     refused("{\"kind\":\"remote\",\"url\":\"https://x\"}", BASE_ERR_INVALID, "source.api");
-    refused("{\"kind\":\"remote\",\"api\":\"openai-chat\",\"url\":\"https://x\"}", BASE_ERR_INVALID,
-            "not supported yet");
+    refused("{\"kind\":\"remote\",\"api\":\"openai-nope\",\"url\":\"https://x\"}", BASE_ERR_INVALID,
+            "must be one of openai-fim, openai-completions-suffix");
+    refused("{\"kind\":\"remote\",\"api\":\"openai-completions-template\",\"url\":\"https://x\","
+            "\"model\":\"mine\"}",
+            BASE_ERR_INVALID, "names no known FIM template");
+    refused("{\"kind\":\"remote\",\"api\":\"openai-completions-template\",\"url\":\"https://x\","
+            "\"template\":\"nope\"}",
+            BASE_ERR_INVALID, "is not one of qwen2.5-coder");
+    refused("{\"kind\":\"remote\",\"api\":\"openai-fim\",\"url\":\"https://x\",\"stream\":1}",
+            BASE_ERR_INVALID, "stream must be true or false");
+    CHECK_EQ_I(parse("{\"kind\":\"remote\",\"api\":\"openai-completions-template\",\"url\":"
+                     "\"https://x\",\"model\":\"Qwen/Qwen2.5-Coder-7B\",\"stream\":true}",
+                     &c, err, sizeof err),
+               BASE_OK);
+    CHECK(c.tmpl != NULL && strcmp(c.tmpl->name, "qwen2.5-coder") == 0);
+    CHECK(c.stream);
+    ifl_remote_cfg_free(&c);
     refused("{\"kind\":\"remote\",\"api\":\"openai-fim\"}", BASE_ERR_INVALID, "source.url");
     refused("{\"kind\":\"remote\",\"api\":\"openai-fim\",\"url\":\"ftp://x/\"}", BASE_ERR_INVALID,
             "https://");

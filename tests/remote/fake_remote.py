@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A loopback HTTP server speaking the two remote APIs infilld supports, for
+"""A loopback HTTP server speaking the remote APIs infilld supports, for
 tests/remote. Python's stdlib only. Prints its port on the first stdout line,
 logs every request as one JSON line to argv[1], and exits when stdin closes
 or after argv[2] seconds (default 120), so a failed test cannot leave it.
@@ -8,13 +8,21 @@ The scenario comes from a marker in the prompt: SCENARIO:<name> with name
 ok (default; the fixture's response, byte for byte), slow (answers after 5 s,
 logging when the client closes the connection first), drop (closes the
 connection without an answer), 401 (echoes the Authorization header in the
-error, to prove the daemon redacts it), 429, 500, badjson, huge (2 MiB)."""
+error, to prove the daemon redacts it), 429, 500, badjson, huge (2 MiB);
+chatprose (openai-chat: the fixture's "prose" answer). A request with
+"stream": true is answered with the fixture's "stream" events as
+server-sent events (chunked), under the scenarios ok, streamdrop (the
+connection closes after two events), streamslow (0.4 s between events) and
+streambad (a malformed second event)."""
 import json, os, re, select, socket, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = {p: json.load(open(os.path.join(HERE, 'fixtures', f)))
-       for p, f in (('/v1/fim/completions', 'openai-fim.json'), ('/infill', 'llama-infill.json'))}
+       for p, f in (('/v1/fim/completions', 'openai-fim.json'), ('/infill', 'llama-infill.json'),
+                    ('/v1/completions', 'openai-completions-suffix.json'),
+                    ('/v1/completions#template', 'openai-completions-template.json'),
+                    ('/v1/chat/completions', 'openai-chat.json'))}
 LOG = open(sys.argv[1], 'a', buffering=1)
 LOCK = threading.Lock()
 
@@ -37,6 +45,48 @@ class H(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b)
 
+    def chunk(self, b):
+        self.wfile.write(b'%x\r\n%s\r\n' % (len(b), b))
+        self.wfile.flush()
+
+    def sse(self, fx, sc):
+        self.send_response(200)
+        self.send_header('Content-Type', 'text/event-stream')
+        self.send_header('Cache-Control', 'no-cache')
+        self.send_header('Transfer-Encoding', 'chunked')
+        self.end_headers()
+        events = list(fx['stream'])
+        if sc == 'streambad':
+            events[1] = '{"choices": [{"index": 0, "delta": {"content": "oops'
+        for i, ev in enumerate(events):
+            if sc == 'streamdrop' and i == 2:
+                log(event='stream_dropped', port=self.client_address[1])
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            try:
+                self.chunk(('data: ' + ev + '\n\n').encode())
+            except OSError:
+                log(event='client_closed', port=self.client_address[1])
+                self.close_connection = True
+                return
+            if self.wait_closed(0.4 if sc == 'streamslow' else 0.02):
+                log(event='client_closed', port=self.client_address[1])
+                self.close_connection = True
+                return
+        self.chunk(b'')
+
+    def wait_closed(self, secs):
+        """Sleeps secs; True as soon as the client closes the connection."""
+        end = time.time() + secs
+        while True:
+            left = end - time.time()
+            if left <= 0:
+                return False
+            r, _, _ = select.select([self.connection], [], [], min(left, 0.02))
+            if r and not self.connection.recv(1, socket.MSG_PEEK):
+                return True
+
     def do_POST(self):
         n = int(self.headers.get('Content-Length') or 0)
         if n > 8 << 20:
@@ -52,9 +102,18 @@ class H(BaseHTTPRequestHandler):
         log(event='request', path=self.path, auth=self.headers.get('Authorization'),
             headers={k: v for k, v in self.headers.items() if k.lower() != 'authorization'},
             body=raw.decode('utf-8', 'replace'), port=self.client_address[1], scenario=sc)
-        fx = FIX.get(self.path)
+        path = self.path
+        if path == '/v1/completions' and isinstance(body, dict) and 'suffix' not in body:
+            path += '#template'
+        fx = FIX.get(path)
         if fx is None:
             return self.send(404, '{"error":{"message":"no such endpoint"}}')
+        if isinstance(body, dict) and body.get('stream') and sc in ('ok', 'streamdrop', 'streamslow', 'streambad'):
+            return self.sse(fx, sc)
+        if sc == 'chatprose':
+            r = json.loads(json.dumps(fx['response']))
+            r['choices'][0]['message']['content'] = fx['prose']
+            return self.send(200, json.dumps(r))
         if sc == 'ok':
             return self.send(200, json.dumps(fx['response']))
         if sc == 'slow':

@@ -51,7 +51,10 @@ async function remote(source, extra = {}) {
   const s = await session(REAL, {
     args: ['--log-file', logFile, '--log-level', 'debug'],
     env: { INFILLD_TEST_KEY: KEY },
-    initOptions: { source, ...extra },
+    // A generous budget: these tests are about the remote source, and the
+    // sanitizer build on two shared cores can spend the default one before
+    // the request reaches the server.
+    initOptions: { source, timeBudgetMs: 20000, ...extra },
   });
   await s.conn.sendNotification('$/setTrace', { value: 'verbose' });
   s.logFile = logFile;
@@ -193,7 +196,10 @@ test('settings: key files must be 0600, http:// only to loopback, no inline keys
     [{ ...FIM, url: 'http://10.1.2.3:8080/v1' }, /allowInsecure/],
     [{ ...FIM, apiKeyEnv: undefined, apiKey: KEY }, /apiKey is not accepted/],
     [{ ...FIM, apiKeyEnv: 'INFILLD_NO_SUCH_VAR' }, /INFILLD_NO_SUCH_VAR is not set/],
-    [{ ...FIM, api: 'openai-chat' }, /not supported yet/],
+    [{ ...FIM, api: 'openai-nope' }, /must be one of openai-fim, openai-completions-suffix/],
+    [{ ...FIM, api: 'openai-completions-template', model: 'my-own-model' }, /names no known FIM template: set source.template/],
+    [{ ...FIM, api: 'openai-completions-template', template: 'nope' }, /template "nope" is not one of qwen2.5-coder/],
+    [{ ...FIM, stream: 'yes' }, /stream must be true or false/],
   ];
   for (const [src, re] of bad) {
     const s = await remote(src);
@@ -293,5 +299,152 @@ test('contextBytes: the far ends are cut at line starts, 3/4 prefix and 1/4 suff
   assert.ok(b.prompt.startsWith('x') || b.prompt.startsWith('def'), 'starts at a line');
   assert.ok(suffix.startsWith(b.suffix) && b.suffix.length <= 16 + 48 - b.prompt.length, b.suffix);
   assert.ok(b.suffix === '' || b.suffix.endsWith('\n'), 'ends at a line');
+  await done(s);
+});
+
+const V1 = `http://127.0.0.1:${PORT}/v1`;
+const SUFFIX = { kind: 'remote', api: 'openai-completions-suffix', url: V1, model: 'gpt-3.5-turbo-instruct', apiKeyEnv: 'INFILLD_TEST_KEY' };
+const TEMPLATE = { kind: 'remote', api: 'openai-completions-template', url: `http://127.0.0.1:${PORT}`, model: 'Qwen/Qwen2.5-Coder-1.5B' };
+const CHAT = { kind: 'remote', api: 'openai-chat', url: V1, model: 'google/diffusiongemma', apiKeyEnv: 'INFILLD_TEST_KEY' };
+
+// The fields sent equal the fixture's (max_tokens: any positive integer).
+function sameRequest(got, want, keys) {
+  const b = JSON.parse(got.body);
+  for (const k of Object.keys(b)) assert.ok(k in want, `undocumented field ${k}`);
+  for (const k of keys) assert.deepEqual(b[k], want[k], k);
+  const mt = b.max_tokens ?? b.n_predict;
+  assert.ok(Number.isInteger(mt) && mt > 0);
+  return b;
+}
+
+test('openai-completions-suffix: /v1/completions with prompt + suffix, the documented answer', async () => {
+  const s = await remote(SUFFIX);
+  const n0 = requests().length;
+  const r = await ask(s, 'file:///w/a.py', DOC, 1, 11);
+  assert.equal(r.items[0].insertText, 'a + b');
+  const g = requests()[n0];
+  assert.equal(g.path, '/v1/completions');
+  assert.equal(g.auth, `Bearer ${KEY}`);
+  sameRequest(g, FIX('openai-completions-suffix.json').request, ['model', 'prompt', 'suffix', 'stop', 'stream']);
+  await done(s);
+});
+
+test('openai-completions-template: the model\'s own FIM prompt and end markers, picked by name or set', async () => {
+  const want = FIX('openai-completions-template.json').request;
+  for (const src of [TEMPLATE, { ...TEMPLATE, model: 'served-name', template: 'qwen2.5-coder' }]) {
+    const s = await remote(src);
+    const n0 = requests().length;
+    const r = await ask(s, 'file:///w/a.py', DOC, 1, 11);
+    assert.equal(r.items[0].insertText, 'a + b');
+    const g = requests()[n0];
+    assert.equal(g.path, '/v1/completions');
+    assert.equal(g.auth, null);
+    const b = sameRequest(g, want, ['prompt', 'stop', 'stream']);
+    assert.equal(b.model, src.model);
+    assert.ok(!('suffix' in b), 'vLLM rejects suffix');
+    await done(s);
+  }
+  // Other families render their own markers.
+  const cases = [
+    ['bigcode/starcoder2-3b', '<fim_prefix>def add(a, b):\n    return <fim_suffix>\n<fim_middle>', '<|endoftext|>'],
+    ['codellama/CodeLlama-7b-hf', '<PRE> def add(a, b):\n    return  <SUF>\n <MID>', '<EOT>'],
+    ['deepseek-ai/deepseek-coder-1.3b-base', '<｜fim▁begin｜>def add(a, b):\n    return <｜fim▁hole｜>\n<｜fim▁end｜>', '<｜end▁of▁sentence｜>'],
+    ['codestral-latest', '[SUFFIX]\n[PREFIX]def add(a, b):\n    return ', '</s>'],
+  ];
+  for (const [model, prompt, stop] of cases) {
+    const s = await remote({ ...TEMPLATE, model });
+    const n0 = requests().length;
+    await ask(s, 'file:///w/a.py', DOC, 1, 11);
+    const b = JSON.parse(requests()[n0].body);
+    assert.equal(b.prompt, prompt, model);
+    assert.ok(b.stop.includes(stop), model);
+    await done(s);
+  }
+});
+
+test('openai-chat: a FIM instruction; fences, prose and the echoed line are cleaned off', async () => {
+  const s = await remote(CHAT);
+  const want = FIX('openai-chat.json').request;
+  const n0 = requests().length;
+  const r = await ask(s, 'file:///w/a.py', DOC, 1, 11);
+  assert.equal(r.items[0].insertText, 'a + b', 'fence and echo removed');
+  const g = requests()[n0];
+  assert.equal(g.path, '/v1/chat/completions');
+  const b = sameRequest(g, want, ['model', 'stream']);
+  assert.equal(b.messages.length, 2);
+  assert.equal(b.messages[0].role, 'system');
+  assert.match(b.messages[0].content, /only the text that replaces <\|HOLE\|>/);
+  assert.deepEqual(b.messages[1], want.messages[1]);
+  const p = await ask(s, 'file:///w/p.py', `# SCENARIO:chatprose\n${DOC}`, 2, 11);
+  assert.equal(p.items[0].insertText, 'a + b', 'prose around the fence removed');
+  await done(s);
+});
+
+test('streaming: server-sent events feed infilld/partial for every API, the final answer is the whole text', async () => {
+  const apis = [[FIM, 'openai-fim.json'], [INFILL, 'llama-infill.json'], [SUFFIX, 'openai-completions-suffix.json'],
+    [TEMPLATE, 'openai-completions-template.json'], [CHAT, 'openai-chat.json']];
+  for (const [src, fx] of apis) {
+    const s = await remote({ ...src, stream: true }, { partial: true });
+    const n0 = requests().length;
+    const uri = `file:///w/stream-${src.api}.py`;
+    const r = await ask(s, uri, DOC, 1, 11);
+    assert.equal(r.items[0].insertText, 'a + b', src.api);
+    const g = requests()[n0];
+    assert.equal(JSON.parse(g.body).stream, true, src.api);
+    assert.equal(g.headers.Accept, 'text/event-stream');
+    const parts = s.conn.notes.filter((n) => n.method === 'infilld/partial' && n.params.uri === uri).map((n) => n.params.text);
+    if (FIX(fx).stream) {
+      assert.ok(parts.length >= 2, `${src.api}: ${parts.length} partials`);
+      assert.ok(parts[parts.length - 1].startsWith('a + b') || parts[parts.length - 1] === 'a + b', `${src.api}: ${JSON.stringify(parts)}`);
+      for (let i = 1; i < parts.length; i++) assert.ok(parts[i].length >= parts[i - 1].length, 'partials grow');
+    }
+    assert.ok(!sinks(s, s.logFile).includes(KEY));
+    await done(s);
+  }
+});
+
+test('streaming failures: a dropped stream, a malformed event, a stream too slow; the daemon keeps serving', async () => {
+  const s = await remote({ ...FIM, stream: true, timeoutMs: 700 }, { partial: true });
+  const cases = [
+    ['streamdrop', /the stream from .* (broke off|ended) after 2 events/],
+    ['streambad', /malformed event \(event 2 is not a JSON object\)/],
+    ['streamslow', /the stream from .* did not finish within 700 ms/],
+    ['401', /refused the credentials \(HTTP 401\)/],
+  ];
+  for (const [sc, re] of cases) {
+    let err = null;
+    try { await ask(s, `file:///w/${sc}.py`, `# SCENARIO:${sc}\n${DOC}`, 2, 11); } catch (e) { err = e; }
+    assert.ok(err, `${sc}: an error, not a result`);
+    assert.match(err.message, re, sc);
+    assert.ok(!err.message.includes(KEY));
+    const ok = await ask(s, 'file:///w/ok.py', DOC, 1, 11);
+    assert.equal(ok.items[0].insertText, 'a + b', `${sc}: still serving`);
+  }
+  assert.ok(!sinks(s, s.logFile).includes(KEY));
+  await done(s);
+});
+
+test('streaming: a cancelled request closes its stream (the server sees it at its next event)', async () => {
+  const s = await remote({ ...FIM, stream: true, timeoutMs: 10000 }, { partial: true });
+  const src = new rpc.CancellationTokenSource();
+  const uri = 'file:///w/stream-cancel.py';
+  const before = entries().filter((e) => e.event === 'client_closed').length;
+  const p = ask(s, uri, `# SCENARIO:streamslow\n${DOC}`, 2, 11, src.token);
+  // Cancel once the first partial arrived: the stream is under way.
+  for (let i = 0; i < 500 && !s.conn.notes.some((n) => n.method === 'infilld/partial' && n.params.uri === uri); i++)
+    await new Promise((r) => setTimeout(r, 10));
+  assert.ok(s.conn.notes.some((n) => n.method === 'infilld/partial' && n.params.uri === uri), 'a partial came first');
+  const t0 = Date.now() / 1000;
+  src.cancel();
+  let res;
+  try { res = await p; } catch (e) { res = e; }
+  assert.ok(res === null || res.code === -32800, JSON.stringify(res));
+  let closed = null;
+  for (let i = 0; i < 200 && !closed; i++) {
+    closed = entries().filter((e) => e.event === 'client_closed')[before];
+    if (!closed) await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.ok(closed, 'the server saw the stream closed');
+  assert.ok(closed.t - t0 < 1.0, `closed ${(closed.t - t0).toFixed(3)} s after the cancel (one event interval is 0.4 s)`);
   await done(s);
 });
