@@ -723,6 +723,13 @@ json_t *dmn_plan_json(const ifl_doc_res *res, double latency_ms) {
                   pl->max_steps, "grow", pl->grow, "fullStepMs", pl->full_ms, "windowStepMs",
                   pl->window_ms, "predictedRunMs", pl->run_ms, "growRefused", res->grow_refused,
                   "rejected", res->n_rejected, "runs", res->runs, "cost", cost);
+    if (j) {
+        /* Work done over every run (bench_session reads these from infilld/status). */
+        json_object_set_new(j, "steps", json_integer(res->raw.steps_run));
+        json_object_set_new(j, "fullForwards", json_integer(res->raw.n_forward_full));
+        json_object_set_new(j, "windowForwards", json_integer(res->raw.n_forward_window));
+        json_object_set_new(j, "rowsComputed", json_integer(res->raw.rows_computed));
+    }
     if (j && latency_ms >= 0) {
         json_object_set_new(j, "latencyMs", json_real(latency_ms));
         json_object_set_new(j, "inBudget", json_boolean(latency_ms <= pl->budget_ms));

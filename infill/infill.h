@@ -151,6 +151,7 @@ typedef struct ifl_text_res {
     int n_prefix_tokens, n_suffix_tokens; /* after the context cut */
     size_t prefix_cut, suffix_cut;        /* bytes dropped from the far ends */
     int steps_run, n_forward_full, n_forward_window;
+    long long rows_computed;  /* canvas rows recomputed by the forwards (eng_diff_result) */
     double predicted_step_ms; /* the cost model's prediction of t.step_ms (0 without one) */
     eng_alg alg;
     ifl_timings t;

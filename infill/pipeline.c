@@ -439,6 +439,7 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
     out->steps_run = dr.steps_run;
     out->n_forward_full = dr.n_forward_full;
     out->n_forward_window = dr.n_forward_window;
+    out->rows_computed = dr.rows_computed;
     out->alg = dr.alg;
     uint64_t t2 = base_now_ns();
     out->n_tokens = dr.cand[0].n_tokens;
@@ -664,6 +665,7 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
         run.steps_run += out->raw.steps_run;
         run.n_forward_full += out->raw.n_forward_full;
         run.n_forward_window += out->raw.n_forward_window;
+        run.rows_computed += out->raw.rows_computed;
         run.predicted_step_ms += out->raw.predicted_step_ms;
         run.t.tokenize_ms += out->raw.t.tokenize_ms;
         run.t.diffuse_ms += out->raw.t.diffuse_ms;
