@@ -643,6 +643,13 @@ void dmn_provider_doctor(const json_t *settings, FILE *f) {
             in->quant_types, (double)in->resident_bytes / (1024.0 * 1024.0),
             in->gguf && in->family == ENG_FAMILY_LLADA ? " + Q/K rows un-permuted" : "",
             eng_model_device_desc(m));
+    /* What a context's K/V costs (both backends keep it in F32): the figure
+     * per-document K/V budgets are sized by (issue 19). */
+    uint64_t kv_tok = 2ull * (uint64_t)in->n_layer * (uint64_t)in->n_kv_head *
+                      (uint64_t)in->head_dim * sizeof(float);
+    int ctx_max = in->max_context > 0 && in->max_context < 2048 ? in->max_context : 2048;
+    fprintf(f, "context K/V: %llu bytes per token (F32), %.1f MiB for %d tokens\n",
+            (unsigned long long)kv_tok, (double)kv_tok * ctx_max / (1024.0 * 1024.0), ctx_max);
     eng_model_free(m);
 }
 
