@@ -478,6 +478,11 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
         r.time_budget_ms = dmn_latency_budget_ms(NULL, req->invoked || sel);
     }
     r.received_ns = req->received_ns;
+    /* "mode": "exact" recomputes the whole canvas at every step (the
+     * reference every approximation is measured against). */
+    const char *mode = o ? json_string_value(json_object_get(o->all, "mode")) : NULL;
+    if (mode && strcmp(mode, "exact") == 0)
+        r.mode = ENG_CACHE_EXACT;
     const char *growth = o ? json_string_value(json_object_get(o->all, "holeGrowth")) : NULL;
     r.grow_extend = growth && strcmp(growth, "extend") == 0;
     r.want_partial = req->want_partial && !sel;

@@ -31,7 +31,8 @@
 //
 // Usage: node bench_session.mjs --infilld EXE --model DIR [--label NAME]
 //          [--lang c,javascript,lua] [--seed N] [--max-requests N] [--idle-ms MS]
-//          [--settings JSON] [--json OUT] [--data DIR]
+//          [--settings JSON] [--json OUT] [--data DIR] [--no-accept]
+//        node bench_session.mjs --compare A.json B.json
 //        node bench_session.mjs --llama URL [--n-predict N] ...
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -63,6 +64,31 @@ const jsonOut = opt('--json');
 const expectRequests = Number(opt('--expect-requests', '0'));
 const nPredict = Number(opt('--n-predict', '16'));
 const dataDir = opt('--data', path.join(here, '..', 'data', 'session'));
+// --no-accept: never type through or accept, so that the script (and with
+// latencyBudgetMs 0 every request) is the same whatever the answers are.
+const noAccept = args.includes('--no-accept');
+// --compare A.json B.json: agreement of two runs' answers, request by request
+// (identical first line / identical full text), e.g. mode exact vs cached.
+const cmpI = args.indexOf('--compare');
+if (cmpI >= 0) {
+  const [a, b] = [args[cmpI + 1], args[cmpI + 2]].map((f) => JSON.parse(fs.readFileSync(f, 'utf8')));
+  const ra = a.records.filter((r) => r.phase !== 'accept');
+  const rb = b.records.filter((r) => r.phase !== 'accept');
+  const n = Math.min(ra.length, rb.length);
+  let line = 0, full = 0, bothEmpty = 0, aligned = 0;
+  for (let i = 0; i < n; i++) {
+    if (ra[i].lang !== rb[i].lang || ra[i].phase !== rb[i].phase) break;
+    aligned++;
+    const x = ra[i].fullText, y = rb[i].fullText;
+    if (x === y) full++;
+    if (x.split('\n')[0] === y.split('\n')[0]) line++;
+    if (!x && !y) bothEmpty++;
+  }
+  const pc = (k) => `${((100 * k) / Math.max(1, aligned)).toFixed(1)} %`;
+  console.log(`compare ${a.label} vs ${b.label}: ${aligned} aligned requests (of ${ra.length} / ${rb.length}); ` +
+    `identical first line ${pc(line)}, identical full text ${pc(full)}; both empty ${pc(bothEmpty)}`);
+  process.exit(0);
+}
 const BUDGET_MS = extra.latencyBudgetMs !== undefined
   ? (typeof extra.latencyBudgetMs === 'object' ? extra.latencyBudgetMs.automatic
     : extra.latencyBudgetMs)
@@ -286,14 +312,14 @@ async function runSession(srv, sess, rand, records) {
     nReq++;
     const rec = {
       lang: sess.languageId, phase, ms: r.ms, nonNull: r.text.length > 0, served: r.served,
-      pauseMs: pause, late: r.ms > pause, plan: r.plan, text: r.text.slice(0, 80),
+      pauseMs: pause, late: r.ms > pause, plan: r.plan, text: r.text.slice(0, 80), fullText: r.text,
     };
     records.push(rec);
     return r;
   };
   // After a non-empty answer: every third is typed through, accepted, undone.
   const maybeAccept = async (off, r) => {
-    if (!r.text) return;
+    if (!r.text || noAccept) return;
     nonEmpty++;
     if (nonEmpty % 3 !== 0 || done()) return;
     const first = r.text.split('\n')[0];
