@@ -478,6 +478,11 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
         r.time_budget_ms = dmn_latency_budget_ms(NULL, req->invoked || sel);
     }
     r.received_ns = req->received_ns;
+    /* "mode": "exact" recomputes the whole canvas at every step (the
+     * reference every approximation is measured against). */
+    const char *mode = o ? json_string_value(json_object_get(o->all, "mode")) : NULL;
+    if (mode && strcmp(mode, "exact") == 0)
+        r.mode = ENG_CACHE_EXACT;
     const char *growth = o ? json_string_value(json_object_get(o->all, "holeGrowth")) : NULL;
     r.grow_extend = growth && strcmp(growth, "extend") == 0;
     r.want_partial = req->want_partial && !sel;
@@ -645,6 +650,13 @@ void dmn_provider_doctor(const json_t *settings, FILE *f) {
             in->quant_types, (double)in->resident_bytes / (1024.0 * 1024.0),
             in->gguf && in->family == ENG_FAMILY_LLADA ? " + Q/K rows un-permuted" : "",
             eng_model_device_desc(m));
+    /* What a context's K/V costs (both backends keep it in F32): the figure
+     * per-document K/V budgets are sized by (issue 19). */
+    uint64_t kv_tok = 2ull * (uint64_t)in->n_layer * (uint64_t)in->n_kv_head *
+                      (uint64_t)in->head_dim * sizeof(float);
+    int ctx_max = in->max_context > 0 && in->max_context < 2048 ? in->max_context : 2048;
+    fprintf(f, "context K/V: %llu bytes per token (F32), %.1f MiB for %d tokens\n",
+            (unsigned long long)kv_tok, (double)kv_tok * ctx_max / (1024.0 * 1024.0), ctx_max);
     eng_model_free(m);
 }
 
@@ -725,6 +737,13 @@ json_t *dmn_plan_json(const ifl_doc_res *res, double latency_ms) {
                   pl->max_steps, "grow", pl->grow, "fullStepMs", pl->full_ms, "windowStepMs",
                   pl->window_ms, "predictedRunMs", pl->run_ms, "growRefused", res->grow_refused,
                   "rejected", res->n_rejected, "runs", res->runs, "cost", cost);
+    if (j) {
+        /* Work done over every run (bench_session reads these from infilld/status). */
+        json_object_set_new(j, "steps", json_integer(res->raw.steps_run));
+        json_object_set_new(j, "fullForwards", json_integer(res->raw.n_forward_full));
+        json_object_set_new(j, "windowForwards", json_integer(res->raw.n_forward_window));
+        json_object_set_new(j, "rowsComputed", json_integer(res->raw.rows_computed));
+    }
     if (j && latency_ms >= 0) {
         json_object_set_new(j, "latencyMs", json_real(latency_ms));
         json_object_set_new(j, "inBudget", json_boolean(latency_ms <= pl->budget_ms));

@@ -131,6 +131,7 @@ typedef struct eng_diff_candidate {
 typedef struct eng_diff_result {
     int steps_run; /* denoising steps (forward passes requested) */
     int n_forward_full, n_forward_window;
+    long long rows_computed;  /* canvas rows the forwards recomputed (all batch rows) */
     double ms_total, ms_step; /* wall time of the loop and of the stepper calls */
     double ms_predicted;      /* step_cost summed over the steps run (0 without step_cost) */
     int n_candidates;

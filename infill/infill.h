@@ -99,6 +99,15 @@ int ifl_model_max_len(const ifl_model *m);
  * (tests, benchmarks). */
 const ifl_cost *ifl_model_cost(const ifl_model *m);
 void ifl_model_set_cost(ifl_model *m, const ifl_cost *c);
+/* Consecutive requests refused with "no step fits" after which the cost
+ * model is measured again: one that over-predicts (measured while the machine
+ * was busy) refuses every request and so never observes a run to correct it. */
+#define IFL_COST_REPROBE 8
+/* True once IFL_COST_REPROBE requests in a row were refused that way. */
+bool ifl_model_cost_starved(const ifl_model *m);
+/* Measures the cost model again through the pipeline's stepper (the worker
+ * calls it when idle and the model is starved); resets the count. */
+base_status ifl_model_remeasure(ifl_model *m);
 /* Tests: every step of the pipeline goes through wrap, which calls inner
  * (the engine) itself, e.g. to make steps slower. NULL restores. */
 typedef base_status (*ifl_step_wrap_fn)(void *ud, const eng_stepper *inner, const eng_batch *batch,
@@ -151,6 +160,7 @@ typedef struct ifl_text_res {
     int n_prefix_tokens, n_suffix_tokens; /* after the context cut */
     size_t prefix_cut, suffix_cut;        /* bytes dropped from the far ends */
     int steps_run, n_forward_full, n_forward_window;
+    long long rows_computed;  /* canvas rows recomputed by the forwards (eng_diff_result) */
     double predicted_step_ms; /* the cost model's prediction of t.step_ms (0 without one) */
     eng_alg alg;
     ifl_timings t;

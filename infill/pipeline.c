@@ -23,6 +23,7 @@ struct ifl_model {
     ifl_step_wrap_fn wrap;
     void *wrap_ud;
     eng_dg_ctx *dg; /* DiffusionGemma: its passes instead of ctx/diff (dgemma_fim.c) */
+    int n_starved; /* requests refused ("no step fits") since the last run */
 };
 
 void ifl_model_opts_default(ifl_model_opts *o) {
@@ -155,6 +156,27 @@ static base_status ifl__wrapped_step(void *ud, const eng_batch *batch, const eng
                                      eng_row_result *out) {
     ifl__wrapped *w = ud;
     return w->m->wrap(w->m->wrap_ud, &w->inner, batch, req, out);
+}
+
+bool ifl_model_cost_starved(const ifl_model *m) { return m && m->n_starved >= IFL_COST_REPROBE; }
+
+base_status ifl_model_remeasure(ifl_model *m) {
+    ifl__wrapped wr = {m, eng_stepper_ctx(m->ctx)};
+    eng_stepper stp = m->wrap ? (eng_stepper){ifl__wrapped_step, &wr} : wr.inner;
+    ifl_cost c;
+    base_status st = ifl_cost_measure(&stp, &m->info, m->max_len, &c);
+    if (st != BASE_OK) {
+        m->n_starved = 0; /* not again after every request */
+        return st;
+    }
+    BASE_LOGI("ifl",
+              "cost model re-measured after %d refused requests: full step of 128 tokens "
+              "%.1f ms (was %.1f ms)",
+              m->n_starved, ifl_cost_step_ms(&c, 128, 128, 16),
+              ifl_cost_step_ms(&m->cost, 128, 128, 16));
+    m->cost = c;
+    m->n_starved = 0;
+    return BASE_OK;
 }
 
 static double ifl__step_cost(void *ud, int rows, int keys, int n_pos) {
@@ -543,6 +565,7 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
     out->steps_run = dr.steps_run;
     out->n_forward_full = dr.n_forward_full;
     out->n_forward_window = dr.n_forward_window;
+    out->rows_computed = dr.rows_computed;
     out->alg = dr.alg;
     uint64_t t2 = base_now_ns();
     out->n_tokens = dr.cand[0].n_tokens;
@@ -850,6 +873,13 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
             ifl_plan_make(&m->cost, &pin, &pl);
             if (out->runs == 0)
                 out->plan = pl;
+            /* A cost model that refuses every request never observes a run to
+             * correct it (e.g. measured while the machine was busy): count the
+             * refusals so that the worker measures it again when idle. */
+            if (!pl.run && out->runs == 0 && pl.why && strcmp(pl.why, "no step fits") == 0)
+                m->n_starved++;
+            else if (pl.run)
+                m->n_starved = 0;
             if (!pl.run)
                 break; /* nothing fits: the last run's answer, or none */
             tr.ctx_budget = pl.ctx_tokens < pin.ctx_tokens ? pl.ctx_tokens : 0;
@@ -879,6 +909,7 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
         run.steps_run += out->raw.steps_run;
         run.n_forward_full += out->raw.n_forward_full;
         run.n_forward_window += out->raw.n_forward_window;
+        run.rows_computed += out->raw.rows_computed;
         run.predicted_step_ms += out->raw.predicted_step_ms;
         run.t.tokenize_ms += out->raw.t.tokenize_ms;
         run.t.diffuse_ms += out->raw.t.diffuse_ms;

@@ -191,6 +191,15 @@ static void *ifl__worker_main(void *arg) {
         else
             ifl_job_free(j);
         pthread_mutex_lock(&w->mu);
+        /* Idle with a cost model that refuses everything: measure it again
+         * (a request arriving meanwhile waits for it, at most measure_ms). */
+        if (!w->queue && !w->load_pending && w->model && ifl_model_cost_starved(w->model)) {
+            pthread_mutex_unlock(&w->mu);
+            base_status ms = ifl_model_remeasure(w->model);
+            if (ms != BASE_OK)
+                BASE_LOGW("infill", "cost model not re-measured: %s", base_status_str(ms));
+            pthread_mutex_lock(&w->mu);
+        }
         /* Back to ready once nothing waits (a load reports its own state). */
         if (busy && !w->queue && !w->load_pending && (w->model || w->remote)) {
             busy = false;

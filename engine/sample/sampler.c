@@ -365,10 +365,10 @@ static base_status eng__call(eng__run *r, const eng_batch *batch, eng_step_req *
     if (req->win_start < 0)
         req->win_start = 0;
     req->win_end = r->win_hi;
-    if (r->p->step_cost) {
-        int rows = batch->n_seq * (full ? batch->len : req->win_end - req->win_start);
+    int rows = batch->n_seq * (full ? batch->len : req->win_end - req->win_start);
+    r->res->rows_computed += rows;
+    if (r->p->step_cost)
         r->res->ms_predicted += r->p->step_cost(r->p->step_cost_ud, rows, batch->len, req->n_pos);
-    }
     uint64_t t0 = base_now_ns();
     base_status st = r->st->step(r->st->ud, batch, req, r->d->rows);
     r->res->ms_step += base_ms_since(t0);

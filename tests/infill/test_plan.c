@@ -6,7 +6,8 @@
  *     the fake cost model predicts), a budget is never overrun by more than
  *     one predicted step, and a budget that has passed answers at once with
  *     no run. The last part needs the embedded tiny model (77 without it,
- *     a failure under CI=true). */
+ *     a failure under CI=true);
+ *   - a cost model that refuses every request is measured again (starved). */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "infill.h"
@@ -279,6 +280,53 @@ static void test_pipeline(ifl_model *m) {
     ifl_model_set_step_wrap(m, NULL, NULL);
 }
 
+/* A cost model that over-predicts (measured while the machine was busy)
+ * refuses every request and never observes a run: after IFL_COST_REPROBE
+ * refusals in a row the model says it is starved, and measuring it again
+ * (what the worker does when idle) gives a model under which requests run. */
+static void test_starved(ifl_model *m) {
+    ifl_cost huge = fake_cost(100000.0, 0.0, 0.0, 0.0);
+    ifl_model_set_cost(m, &huge);
+    ifl_doc_req r;
+    ifl_doc_res res;
+    for (int i = 0; i < IFL_COST_REPROBE; i++) {
+        CHECK(!ifl_model_cost_starved(m));
+        req_init(&r);
+        r.time_budget_ms = 2000;
+        r.received_ns = base_now_ns();
+        CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &res), BASE_OK);
+        CHECK(res.plan.planned && !res.plan.run);
+        CHECK_STR(res.plan.why, "no step fits");
+        ifl_doc_res_free(&res);
+    }
+    CHECK(ifl_model_cost_starved(m));
+    CHECK_EQ_I(ifl_model_remeasure(m), BASE_OK);
+    CHECK(!ifl_model_cost_starved(m));
+    const ifl_cost *c = ifl_model_cost(m);
+    CHECK(c->measured);
+    /* What the machine costs now, far below the refusing model; a budget
+     * that holds a few of its steps (ASan on a loaded machine is slow). */
+    double full = ifl_cost_step_ms(c, 128, 128, 16);
+    CHECK(full < 10000.0);
+    req_init(&r);
+    r.time_budget_ms = (int)(2000.0 + 20.0 * full);
+    r.received_ns = base_now_ns();
+    CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &res), BASE_OK);
+    CHECK(res.plan.planned && res.plan.run);
+    CHECK(res.runs >= 1);
+    ifl_doc_res_free(&res);
+    /* Refusals for a budget that had passed leave the count alone. */
+    for (int i = 0; i < IFL_COST_REPROBE; i++) {
+        req_init(&r);
+        r.time_budget_ms = 400;
+        r.received_ns = base_now_ns() - 1000000000ull;
+        CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &res), BASE_OK);
+        CHECK_STR(res.plan.why, "budget passed");
+        ifl_doc_res_free(&res);
+    }
+    CHECK(!ifl_model_cost_starved(m));
+}
+
 int main(void) {
     test_planner();
     test_measure();
@@ -302,8 +350,10 @@ int main(void) {
     if (!m)
         fprintf(stderr, "%s\n", err.msg);
     CHECK(m != NULL);
-    if (m)
+    if (m) {
         test_pipeline(m);
+        test_starved(m);
+    }
     ifl_model_close(m);
     return check_finish("test_plan");
 }

@@ -377,6 +377,8 @@ test('infilld doctor reports the model it would use and the backend', { skip: !H
   assert.ok(out.includes(`model: ${TINY} (embedded default)\n`), out);
   assert.match(out, /^model family: dream \(DreamModel\), 4 layers, hidden \d+, vocab \d+, weights [\d.]+ MiB$/m);
   assert.match(out, /^backend: cpu/m);
+  // K/V bytes per token: 2 (K and V) x layers x kv heads x head dim x 4.
+  assert.match(out, /^context K\/V: \d+ bytes per token \(F32\), [\d.]+ MiB for \d+ tokens$/m);
   // The kernels chosen at run time, and the CUDA devices or why none is usable.
   assert.match(out, /^cpu: (AVX-512|AVX2\+FMA|portable) kernels$/m);
   assert.match(out, /^cuda: (not built \(.+\)|built in; .+|\d+ device\(s\); 0: .+, sm_\d+, .+)$/m);
