@@ -22,7 +22,7 @@ static int dmn__usage(FILE *f) {
                "model, backend, grammars, a remote source's reachability\n"
                "       infilld complete FILE --line L --col C [--json] [--explain] [--seed S]\n"
                "       infilld eval --set NAME [--model DIR] [--json]   completion quality\n"
-               "       infilld tokenize | logits | infill ...   (see each --help)\n"
+               "       infilld tokenize | logits | infill | convert ...   (see each --help)\n"
                "\n"
                "options:\n"
                "  --model DIR            checkpoint folder (config.json, safetensors, tokenizer)\n"
@@ -89,7 +89,7 @@ static const dmn__subcommand dmn__subcommands[] = {
     {"doctor", dmn__doctor_cmd},
 #if DMN_HAVE_CLI
     {"tokenize", dmn_cli_tokenize}, {"logits", dmn_cli_logits}, {"complete", dmn_cli_complete},
-    {"infill", dmn_cli_infill},     {"eval", dmn_cli_eval},
+    {"infill", dmn_cli_infill},     {"eval", dmn_cli_eval},     {"convert", dmn_cli_convert},
 #endif
 };
 

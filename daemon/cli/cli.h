@@ -7,7 +7,8 @@
  *   infill    one hole between a prefix and a suffix, every sampler knob
  *   complete  a completion at FILE:LINE:COL through the whole pipeline
  *   eval      completion quality over a task set, through the same pipeline
- *             (docs/QUALITY.md) */
+ *             (docs/QUALITY.md)
+ *   convert   a safetensors model as a GGUF file (f32 ... q4_k_m) */
 #ifndef INFILLD_DAEMON_CLI_H
 #define INFILLD_DAEMON_CLI_H
 
@@ -16,5 +17,6 @@ int dmn_cli_logits(int argc, char **argv);
 int dmn_cli_infill(int argc, char **argv);
 int dmn_cli_complete(int argc, char **argv);
 int dmn_cli_eval(int argc, char **argv);
+int dmn_cli_convert(int argc, char **argv);
 
 #endif
