@@ -202,6 +202,13 @@ void eng__qgemm_portable(eng_dtype t, const void *W, size_t row_bytes, const eng
 #ifdef ENG__QX86
 #define ENG__QAVX2 __attribute__((target("avx2,fma,f16c")))
 
+/* f16 scale with F16C, inline (the portable converter is a call per block). */
+ENG__QAVX2 static inline float eng__qh16(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+}
+
 ENG__QAVX2 static inline float eng__qhsum(__m256 v) {
     __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
     lo = _mm_add_ps(lo, hi);
@@ -224,7 +231,7 @@ ENG__QAVX2 static float eng__vd_q8_0_avx2(const uint8_t *w, const eng__q8a *a, i
     for (int b = 0; b < nb; b++, w += 34, a++) {
         const __m256i q = _mm256_loadu_si256((const __m256i *)(w + 2));
         const __m256i p = eng__mul_us(_mm256_sign_epi8(q, q), _mm256_sign_epi8(eng__aq(a), q));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(eng__qh(w) * a->d), acc);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(eng__qh16(w) * a->d), acc);
     }
     return eng__qhsum(acc);
 }
@@ -240,7 +247,7 @@ ENG__QAVX2 static float eng__vd_q4_0_avx2(const uint8_t *w, const eng__q8a *a, i
     for (int b = 0; b < nb; b++, w += 18, a++) {
         const __m256i q = _mm256_sub_epi8(eng__nib32(w + 2), _mm256_set1_epi8(8));
         const __m256i p = eng__mul_us(_mm256_sign_epi8(q, q), _mm256_sign_epi8(eng__aq(a), q));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(eng__qh(w) * a->d), acc);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(eng__qh16(w) * a->d), acc);
     }
     return eng__qhsum(acc);
 }
@@ -260,7 +267,7 @@ ENG__QAVX2 static float eng__vd_q4_k_avx2(const uint8_t *w, const eng__q8a *a, i
     float mins = 0;
     const __m256i m4 = _mm256_set1_epi8(0xF);
     for (int b = 0; b < nb; b += 8, w += 144) {
-        const float d = eng__qh(w), dmin = eng__qh(w + 2);
+        const float d = eng__qh16(w), dmin = eng__qh16(w + 2);
         float ms = 0;
         for (int j = 0; j < 4; j++, a += 2) {
             int sc0, m0, sc1, m1;
@@ -282,7 +289,7 @@ ENG__QAVX2 static float eng__vd_q5_k_avx2(const uint8_t *w, const eng__q8a *a, i
     float mins = 0;
     const __m256i m4 = _mm256_set1_epi8(0xF), b16 = _mm256_set1_epi8(16);
     for (int b = 0; b < nb; b += 8, w += 176) {
-        const float d = eng__qh(w), dmin = eng__qh(w + 2);
+        const float d = eng__qh16(w), dmin = eng__qh16(w + 2);
         const __m256i qh = _mm256_loadu_si256((const __m256i *)(w + 16));
         float ms = 0;
         for (int j = 0; j < 4; j++, a += 2) {
@@ -312,7 +319,7 @@ ENG__QAVX2 static float eng__vd_q6_k_avx2(const uint8_t *w, const eng__q8a *a, i
     float offs = 0;
     const __m256i m4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3);
     for (int b = 0; b < nb; b += 8, w += 210) {
-        const float d = eng__qh(w + 208);
+        const float d = eng__qh16(w + 208);
         const int8_t *sc = (const int8_t *)(w + 192);
         float os = 0;
         for (int h = 0; h < 2; h++) {
