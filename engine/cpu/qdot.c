@@ -346,6 +346,101 @@ ENG__QAVX2 static float eng__vd_q6_k_avx2(const uint8_t *w, const eng__q8a *a, i
     return eng__qhsum(acc) - offs;
 }
 
+/* Four X rows at once for the types of common files (Q8_0, Q4_K, Q6_K): a
+ * weight block is loaded and unpacked once for the four rows, and its scales
+ * decoded once, which is most of the work per block when X has few rows. */
+typedef void (*eng__vdot4_fn)(const uint8_t *w, const eng__q8a *a, int ldxb, int nb, float out[4]);
+
+ENG__QAVX2 static void eng__vd4_q8_0_avx2(const uint8_t *w, const eng__q8a *a, int ldxb, int nb,
+                                          float out[4]) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                     _mm256_setzero_ps()};
+    for (int b = 0; b < nb; b++, w += 34) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(w + 2));
+        const __m256i ax = _mm256_sign_epi8(q, q);
+        const float dw = eng__qh16(w);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            const eng__q8a *ar = a + (int64_t)r * ldxb + b;
+            const __m256i p = eng__mul_us(ax, _mm256_sign_epi8(eng__aq(ar), q));
+            acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * ar->d), acc[r]);
+        }
+    }
+    for (int r = 0; r < 4; r++)
+        out[r] = eng__qhsum(acc[r]);
+}
+
+ENG__QAVX2 static void eng__vd4_q4_k_avx2(const uint8_t *w, const eng__q8a *a, int ldxb, int nb,
+                                          float out[4]) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                     _mm256_setzero_ps()};
+    float mins[4] = {0, 0, 0, 0};
+    const __m256i m4 = _mm256_set1_epi8(0xF);
+    for (int b = 0; b < nb; b += 8, w += 144) {
+        const float d = eng__qh16(w), dmin = eng__qh16(w + 2);
+        for (int j = 0; j < 4; j++) {
+            int sc0, m0, sc1, m1;
+            eng__qsm(2 * j, w + 4, &sc0, &m0);
+            eng__qsm(2 * j + 1, w + 4, &sc1, &m1);
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * j));
+            const __m256i lo = _mm256_and_si256(q, m4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            const __m256i s0 = _mm256_set1_epi16((int16_t)sc0),
+                          s1 = _mm256_set1_epi16((int16_t)sc1);
+#pragma GCC unroll 4
+            for (int r = 0; r < 4; r++) {
+                const eng__q8a *ar = a + (int64_t)r * ldxb + b + 2 * j;
+                const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, eng__aq(&ar[0])), s0);
+                const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, eng__aq(&ar[1])), s1);
+                acc[r] =
+                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(d * ar[0].d), acc[r]);
+                acc[r] =
+                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(d * ar[1].d), acc[r]);
+                mins[r] += dmin * (ar[0].d * (float)(m0 * (ar[0].s[0] + ar[0].s[1])) +
+                                   ar[1].d * (float)(m1 * (ar[1].s[0] + ar[1].s[1])));
+            }
+        }
+    }
+    for (int r = 0; r < 4; r++)
+        out[r] = eng__qhsum(acc[r]) - mins[r];
+}
+
+ENG__QAVX2 static void eng__vd4_q6_k_avx2(const uint8_t *w, const eng__q8a *a, int ldxb, int nb,
+                                          float out[4]) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                     _mm256_setzero_ps()};
+    float offs[4] = {0, 0, 0, 0};
+    const __m256i m4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3);
+    for (int b = 0; b < nb; b += 8, w += 210) {
+        const float d = eng__qh16(w + 208);
+        const int8_t *sc = (const int8_t *)(w + 192);
+        for (int h = 0; h < 2; h++) {
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)(w + 64 * h));
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));
+            for (int k = 0; k < 4; k++) {
+                const __m256i lo = k & 1 ? l1 : l0;
+                const __m256i nib = k < 2 ? _mm256_and_si256(lo, m4)
+                                          : _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4);
+                const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m3);
+                const __m256i u = _mm256_or_si256(nib, _mm256_slli_epi16(hb, 4));
+                const int8_t *g = sc + 8 * h + 2 * k;
+                const __m256i scv = _mm256_set_m128i(_mm_set1_epi16(g[1]), _mm_set1_epi16(g[0]));
+#pragma GCC unroll 4
+                for (int r = 0; r < 4; r++) {
+                    const eng__q8a *ar = a + (int64_t)r * ldxb + b + 4 * h + k;
+                    const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(u, eng__aq(ar)), scv);
+                    acc[r] =
+                        _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * ar->d), acc[r]);
+                    offs[r] += d * (ar->d * (float)(32 * (g[0] * ar->s[0] + g[1] * ar->s[1])));
+                }
+            }
+        }
+    }
+    for (int r = 0; r < 4; r++)
+        out[r] = eng__qhsum(acc[r]) - offs[r];
+}
+
 ENG__QAVX2 void eng__qgemm_avx2(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X,
                                 int ldxb, float *Y, int ldy, int M, int N, int K, bool acc) {
     eng__vdot_fn fn = t == ENG_Q8_0   ? eng__vd_q8_0_avx2
@@ -353,7 +448,35 @@ ENG__QAVX2 void eng__qgemm_avx2(eng_dtype t, const void *W, size_t row_bytes, co
                       : t == ENG_Q4_K ? eng__vd_q4_k_avx2
                       : t == ENG_Q5_K ? eng__vd_q5_k_avx2
                                       : eng__vd_q6_k_avx2;
-    eng__qgemm_with(fn, W, row_bytes, X, ldxb, Y, ldy, M, N, K, acc);
+    eng__vdot4_fn fn4 = t == ENG_Q8_0   ? eng__vd4_q8_0_avx2
+                        : t == ENG_Q4_K ? eng__vd4_q4_k_avx2
+                        : t == ENG_Q6_K ? eng__vd4_q6_k_avx2
+                                        : NULL;
+    if (!fn4) {
+        eng__qgemm_with(fn, W, row_bytes, X, ldxb, Y, ldy, M, N, K, acc);
+        return;
+    }
+    const int nb = K / 32;
+    for (int m0 = 0; m0 < M; m0 += 8) {
+        const int m1 = BASE_MIN(M, m0 + 8);
+        for (int n = 0; n < N; n++) {
+            const uint8_t *w = (const uint8_t *)W + (size_t)n * row_bytes;
+            int m = m0;
+            for (; m + 4 <= m1; m += 4) {
+                float v[4];
+                fn4(w, X + (int64_t)m * ldxb, ldxb, nb, v);
+                for (int r = 0; r < 4; r++) {
+                    float *y = Y + (int64_t)(m + r) * ldy + n;
+                    *y = acc ? *y + v[r] : v[r];
+                }
+            }
+            for (; m < m1; m++) {
+                const float v = fn(w, X + (int64_t)m * ldxb, nb);
+                float *y = Y + (int64_t)m * ldy + n;
+                *y = acc ? *y + v : v;
+            }
+        }
+    }
 }
 #else
 void eng__qgemm_avx2(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X, int ldxb,
