@@ -24,7 +24,7 @@ static int dmn__usage(FILE *f) {
                "       infilld eval --set NAME [--model DIR] [--json]   completion quality\n"
                "       infilld serve-http --listen HOST:PORT [--model DIR]   the engine as an "
                "OpenAI-style FIM server\n"
-               "       infilld tokenize | logits | infill ...   (see each --help)\n"
+               "       infilld tokenize | logits | infill | convert ...   (see each --help)\n"
                "\n"
                "options:\n"
                "  --model DIR            checkpoint folder (config.json, safetensors, tokenizer)\n"
@@ -92,6 +92,7 @@ static const dmn__subcommand dmn__subcommands[] = {
 #if DMN_HAVE_CLI
     {"tokenize", dmn_cli_tokenize}, {"logits", dmn_cli_logits}, {"complete", dmn_cli_complete},
     {"infill", dmn_cli_infill},     {"eval", dmn_cli_eval},     {"serve-http", dmn_cli_serve_http},
+    {"convert", dmn_cli_convert},
 #endif
 };
 

@@ -9,7 +9,8 @@
  *   eval      completion quality over a task set, through the same pipeline
  *             (docs/QUALITY.md)
  *   serve-http  the local engine as an OpenAI-style /v1/fim/completions server
- *             (libmicrohttpd; docs/PROTOCOL.md "serve-http") */
+ *             (libmicrohttpd; docs/PROTOCOL.md "serve-http")
+ *   convert   a safetensors model as a GGUF file (f32 ... q4_k_m) */
 #ifndef INFILLD_DAEMON_CLI_H
 #define INFILLD_DAEMON_CLI_H
 
@@ -19,5 +20,6 @@ int dmn_cli_infill(int argc, char **argv);
 int dmn_cli_complete(int argc, char **argv);
 int dmn_cli_eval(int argc, char **argv);
 int dmn_cli_serve_http(int argc, char **argv);
+int dmn_cli_convert(int argc, char **argv);
 
 #endif

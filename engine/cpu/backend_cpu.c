@@ -60,6 +60,11 @@ struct eng_backend {
     int blas_min_rows; /* matmuls with fewer rows use our kernel on the BLAS path */
     eng__path path;
     const eng__kernels *k;
+    /* Block-type weights go through the int8 kernels (k->qgemm) on X rows
+     * quantised once per matmul; false: dequantised tiles (the reference path,
+     * or INFILLD_CPU_QUANT=dequant for comparisons). */
+    bool qact;
+    bool has_block;                /* some matmul weight is a block type */
     float *small;                  /* owns every f32 copy below */
     float **attn_norm, **ffn_norm; /* [n_layer] -> (d) */
     float **bq, **bk, **bv;        /* [n_layer] -> (qd) / (kvd); NULL without biases */
@@ -86,6 +91,7 @@ struct eng_bctx {
     bool cached;          /* the cache holds a full pass of (c_nseq, c_len, c_valid) */
     int c_nseq, c_len;
     uint8_t *c_valid;   /* (B*L) */
+    eng__q8a *xq;       /* (B*L, kmax / 32) quantised matmul input (has_block only) */
     float **wtile;      /* [nt] (ENG__NB, kmax) converted weight tile */
     float **scores;     /* [nt] (ENG__QC, L) */
     float *logits;      /* (ENG__LCH, V) step logits */
@@ -182,6 +188,16 @@ static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opt
     }
     if (ref && ref[0] && strcmp(ref, "0") != 0)
         be->path = ENG__PATH_REF;
+    const char *qm = getenv("INFILLD_CPU_QUANT");
+    be->qact = be->path != ENG__PATH_REF && !(qm && strcmp(qm, "dequant") == 0);
+    be->has_block = eng__dtype_is_block(w->lm_head.dtype);
+    for (int l = 0; l < in->n_layer; l++) {
+        const eng_layer_w *lw = &w->layers[l];
+        const eng_tensor *ts[] = {&lw->wq,     &lw->wk,   &lw->wv,    &lw->wo,
+                                  &lw->w_gate, &lw->w_up, &lw->w_down};
+        for (size_t i = 0; i < BASE_ARRAY_LEN(ts); i++)
+            be->has_block = be->has_block || eng__dtype_is_block(ts[i]->dtype);
+    }
     if (be->path == ENG__PATH_BLAS)
         blas->set_threads(1); /* parallelism comes from our pool, one sgemm per tile */
     const char *mr = getenv("INFILLD_CPU_BLAS_MIN_ROWS");
@@ -234,9 +250,9 @@ static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opt
                         : be->path == ENG__PATH_BLAS ? "OpenBLAS sgemm"
                                                      : be->k->name;
     const bool bl = be->path == ENG__PATH_BLAS;
-    snprintf(be->desc, sizeof be->desc, "cpu (%s%s%s%s%s, %d thread%s)", pname, bl ? " " : "",
-             bl ? blas->corename() : "", bl ? " + " : "", bl ? be->k->name : "", be->nt,
-             be->nt == 1 ? "" : "s");
+    snprintf(be->desc, sizeof be->desc, "cpu (%s%s%s%s%s%s, %d thread%s)", pname, bl ? " " : "",
+             bl ? blas->corename() : "", bl ? " + " : "", bl ? be->k->name : "",
+             be->has_block && be->qact ? ", int8 activations" : "", be->nt, be->nt == 1 ? "" : "s");
     return be;
 }
 
@@ -255,6 +271,7 @@ static void eng__cpu_ctx_free(eng_bctx *c) {
     free(c->valid);
     free(c->hrow);
     free(c->c_valid);
+    free(c->xq);
     if (c->wtile)
         for (int t = 0; t < c->be->nt; t++) {
             free(c->wtile[t]);
@@ -300,6 +317,8 @@ static eng_bctx *eng__cpu_ctx_new(eng_backend *be, int max_batch, int max_len, e
     ENG__ALLOC(c->valid, R);
     ENG__ALLOC(c->hrow, R);
     ENG__ALLOC(c->c_valid, R);
+    if (be->has_block && be->qact)
+        ENG__ALLOC(c->xq, R * (size_t)((c->kmax + 31) / 32));
     c->wtile = calloc((size_t)be->nt * 5, sizeof(void *));
     ok = ok && c->wtile;
     if (ok) {
@@ -344,6 +363,7 @@ typedef struct eng__mm_job {
     int ldy;
     bool acc;
     int nb, mb, n_nt;
+    bool q; /* int8 kernel on c->xq */
 } eng__mm_job;
 
 /* Rows [row0, row0 + n) of W as f32: block types through their dequantiser
@@ -366,6 +386,17 @@ static void eng__mm_task(void *arg, int task, int tid) {
         return;
     const float *X = j->X + (int64_t)m0 * j->ldx;
     float *Y = j->Y + (int64_t)m0 * j->ldy + n0;
+    if (j->q) {
+        const size_t rb = eng__dtype_bytes(j->W->dtype, K);
+        const int ldxb = (j->c->kmax + 31) / 32;
+        be->k->qgemm(j->W->dtype, (const uint8_t *)j->W->data + (size_t)n0 * rb, rb,
+                     j->c->xq + (int64_t)m0 * ldxb, ldxb, Y, j->ldy, m1 - m0, n1 - n0, K, j->acc);
+        if (j->bias)
+            for (int m = 0; m < m1 - m0; m++)
+                for (int n = 0; n < n1 - n0; n++)
+                    Y[(int64_t)m * j->ldy + n] += j->bias[n0 + n];
+        return;
+    }
     const float *wt;
     const bool few =
         be->path == ENG__PATH_SIMD || (be->path == ENG__PATH_BLAS && j->M < be->blas_min_rows);
@@ -457,8 +488,20 @@ static int eng__mm_plan(eng_bctx *c, eng__mm_job *j, const float *X, int ldx, in
         nb = nb < 24 ? 24 : nb > 512 ? 512 : nb;
     }
     const int want = (blas ? 2 : 4) * nt; /* tasks for a fair share per thread */
-    *j = (eng__mm_job){c, X, ldx, M, W, bias, Y, ldy, acc, nb, M, 0};
+    const bool q = c->be->qact && eng__dtype_is_block(W->dtype);
+    if (q) {
+        /* The int8 kernels split over output columns only (every task reads
+         * all of the quantised X, which is small): 4 tasks a thread, a
+         * multiple of 4 rows, at most 64 rows so that a task's weights
+         * stay in L2 for the next group of X rows. */
+        nb = (N + want - 1) / want;
+        nb = (nb + 3) / 4 * 4;
+        nb = nb < 4 ? 4 : nb > 64 ? 64 : nb;
+    }
+    *j = (eng__mm_job){c, X, ldx, M, W, bias, Y, ldy, acc, nb, M, 0, q};
     j->n_nt = (N + j->nb - 1) / j->nb;
+    if (q)
+        return M > 0 ? j->n_nt : 0;
     int n_mt = 1;
     if (j->n_nt < want && M >= 32) {
         n_mt = BASE_MIN((want + j->n_nt - 1) / j->n_nt, (M + 15) / 16);
@@ -468,8 +511,30 @@ static int eng__mm_plan(eng_bctx *c, eng__mm_job *j, const float *X, int ldx, in
     return M > 0 ? j->n_nt * n_mt : 0;
 }
 
+/* Quantises rows [0, M) of X (K columns) into c->xq for the int8 kernels. */
+typedef struct eng__qa_job {
+    eng_bctx *c;
+    const float *X;
+    int ldx, M, K, chunk;
+} eng__qa_job;
+
+static void eng__qa_task(void *arg, int task, int tid) {
+    (void)tid;
+    const eng__qa_job *j = arg;
+    const int ldxb = (j->c->kmax + 31) / 32;
+    for (int m = task * j->chunk; m < BASE_MIN(j->M, (task + 1) * j->chunk); m++)
+        eng__quantize_act(j->X + (int64_t)m * j->ldx, j->K, j->c->xq + (int64_t)m * ldxb);
+}
+
+static void eng__quant_x(eng_bctx *c, const float *X, int ldx, int M, int K) {
+    eng__qa_job j = {c, X, ldx, M, K, BASE_MAX(1, (M + 2 * c->be->nt - 1) / (2 * c->be->nt))};
+    eng__pool_run(c->be->pool, eng__qa_task, &j, (M + j.chunk - 1) / j.chunk);
+}
+
 static void eng__mm(eng_bctx *c, const float *X, int ldx, int M, const eng_tensor *W,
                     const float *bias, float *Y, int ldy, bool acc) {
+    if (c->be->qact && eng__dtype_is_block(W->dtype))
+        eng__quant_x(c, X, ldx, M, (int)W->cols);
     eng__mm_job j;
     int n = eng__mm_plan(c, &j, X, ldx, M, W, bias, Y, ldy, acc);
     eng__pool_run(c->be->pool, eng__mm_task, &j, n);
@@ -495,6 +560,11 @@ static void eng__mm_multi(eng_bctx *c, const float *X, int ldx, int M, int n,
                           const int *ldy) {
     eng__mm_set s;
     s.first[0] = 0;
+    for (int i = 0; i < n; i++)
+        if (c->be->qact && eng__dtype_is_block(W[i]->dtype)) {
+            eng__quant_x(c, X, ldx, M, (int)W[i]->cols); /* the same X for every W */
+            break;
+        }
     for (int i = 0; i < n; i++)
         s.first[i + 1] =
             s.first[i] + eng__mm_plan(c, &s.j[i], X, ldx, M, W[i], bias[i], Y[i], ldy[i], false);

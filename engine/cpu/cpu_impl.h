@@ -5,6 +5,19 @@
 
 #include "engine_impl.h"
 
+/* One block of 32 activations quantised to int8 for the quantised-weight
+ * kernels (cpu/qdot.c): x ~ d * q, |q| <= 127; s = the sums of q[0..15] and
+ * q[16..31] (for the offsets and minimums of Q4_0, Q4_K, Q5_K and Q6_K). */
+typedef struct eng__q8a {
+    float d;
+    int16_t s[2];
+    int8_t q[32];
+} eng__q8a;
+
+/* Quantises k floats (k a multiple of 32) to k / 32 blocks; the same scalar
+ * code for every kernel path, so that all paths see the same activations. */
+void eng__quantize_act(const float *x, int k, eng__q8a *out);
+
 typedef struct eng__kernels {
     const char *name;
     float (*dot)(const float *a, const float *b, int n);
@@ -22,7 +35,21 @@ typedef struct eng__kernels {
     /* Optional (NULL: none): prefetch [p, p + bytes) into L2 while the next gemm
      * calls of this thread compute, a line per inner step. */
     void (*prefetch_during)(const void *p, size_t bytes);
+    /* Y[m, n] = (acc ? Y[m, n] : 0) + sum_k X[m, k] W[n, k] for a block-type
+     * W (rows at W, row_bytes apart) and X quantised per row into K / 32
+     * blocks, ldxb blocks apart (cpu/qdot.c). */
+    void (*qgemm)(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X, int ldxb,
+                  float *Y, int ldy, int M, int N, int K, bool acc);
 } eng__kernels;
+
+/* The quantised-weight matmuls of each path (cpu/qdot.c). */
+void eng__qgemm_portable(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X, int ldxb,
+                         float *Y, int ldy, int M, int N, int K, bool acc);
+void eng__qgemm_avx2(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X, int ldxb,
+                     float *Y, int ldy, int M, int N, int K, bool acc);
+/* A kernel table by name ("portable", "avx2", "avx512"), for tests that pin
+ * one path whatever the CPU; NULL when this CPU or build cannot run it. */
+const eng__kernels *eng__kernels_named(const char *name);
 
 /* OpenBLAS entry points (dlopen'ed; CBLAS enum values spelled out). */
 enum { ENG__ROW_MAJOR = 101, ENG__NO_TRANS = 111, ENG__TRANS = 112 };

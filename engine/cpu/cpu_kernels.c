@@ -566,6 +566,7 @@ static const eng__kernels eng__k_portable = {
     .exp = eng__exp_portable,
     .log = eng__log_portable,
     .pv = eng__pv_portable,
+    .qgemm = eng__qgemm_portable,
 };
 #ifdef ENG__X86
 static const eng__kernels eng__k_avx2 = {
@@ -577,6 +578,7 @@ static const eng__kernels eng__k_avx2 = {
     .exp = eng__exp_avx2,
     .log = eng__log_portable,
     .pv = eng__pv_avx2,
+    .qgemm = eng__qgemm_avx2,
 };
 static const eng__kernels eng__k_avx512 = {
     .name = "AVX-512",
@@ -588,6 +590,7 @@ static const eng__kernels eng__k_avx512 = {
     .log = eng__log_avx512,
     .pv = eng__pv_avx512,
     .prefetch_during = eng__prefetch_during_x86,
+    .qgemm = eng__qgemm_avx2, /* the AVX2 int8 kernels: no AVX-512 version written */
 };
 static const eng__kernels eng__k_avx512_nopf = {
     .name = "AVX-512",
@@ -598,6 +601,7 @@ static const eng__kernels eng__k_avx512_nopf = {
     .exp = eng__exp_avx512,
     .log = eng__log_avx512,
     .pv = eng__pv_avx512,
+    .qgemm = eng__qgemm_avx2,
 };
 #endif
 
@@ -621,6 +625,21 @@ const eng__kernels *eng__kernels_get(bool allow_simd) {
     (void)allow_simd;
 #endif
     return &eng__k_portable;
+}
+
+const eng__kernels *eng__kernels_named(const char *name) {
+    if (strcmp(name, "portable") == 0)
+        return &eng__k_portable;
+#ifdef ENG__X86
+    __builtin_cpu_init();
+    if (strcmp(name, "avx2") == 0 && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("fma"))
+        return &eng__k_avx2;
+    if (strcmp(name, "avx512") == 0 && __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        return &eng__k_avx512;
+#endif
+    return NULL;
 }
 
 const char *eng_cpu_kernels_name(void) { return eng__kernels_get(true)->name; }

@@ -29,6 +29,16 @@ rms row error ~ sqrt(7 * layers + 1) * eps. The test allows twice that (second-o
 terms, and a row's max-norm ratio is not exactly its rms ratio); measured errors sit
 at 0.7-1.0x the estimate for every type (the figures are printed).
 
+Activation quantisation (block types). The CPU engine multiplies block-type weights
+with int8 activations (engine/cpu/qdot.c: every matmul input row quantised in blocks of
+32 to d * q, d = max|x| / 127). So for a file holding block types, step 2 runs twice:
+with INFILLD_CPU_QUANT=dequant (float activations on the dequantised weights) within
+1e-4 as above, and on the default int8 path within 2 * sqrt(7 * layers + 1) * eps_a,
+where eps_a is the relative rms rounding error of that quantiser measured here on
+normal activations (about 0.005; its rounding error is independent of the weights'
+and adds the same way along the 7 matmuls per layer plus the head). Step 3 on the int8
+path allows 2 * sqrt(7 * layers + 1) * sqrt(eps^2 + eps_a^2).
+
 Usage: gguf_golden.py --infilld BIN --work DIR (--case NAME | --list)
 """
 
@@ -81,12 +91,29 @@ def run(cmd, stdin=None):
     return p.stdout
 
 
-def logits(infilld, model, tokens, out):
-    run([infilld, "logits", "--model", model, "--tokens", ",".join(map(str, tokens)),
-         "--out", out])
+def logits(infilld, model, tokens, out, env=None):
+    cmd = [infilld, "logits", "--model", model, "--tokens", ",".join(map(str, tokens)),
+           "--out", out]
+    if env:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300,
+                           env=dict(os.environ, **env))
+        if p.returncode != 0:
+            sys.stderr.write(p.stderr.decode(errors="replace"))
+            raise SystemExit("FAIL: %s exited with %d" % (" ".join(cmd), p.returncode))
+    else:
+        run(cmd)
     raw = np.fromfile(out, dtype="<f4")
     os.remove(out)
     return raw.reshape(len(tokens), -1).astype(np.float64)
+
+
+def act_quant_error():
+    """Relative rms error of the engine's activation quantiser (blocks of 32,
+    d = max|x| / 127 in float32, round to nearest) on normal activations."""
+    x = np.random.default_rng(5).standard_normal((4096, 32)).astype(np.float32)
+    d = (np.abs(x).max(axis=1) / np.float32(127)).astype(np.float32)
+    q = np.rint(x * (np.float32(1) / d)[:, None])
+    return float(np.linalg.norm(x - d[:, None] * q) / np.linalg.norm(x))
 
 
 def row_error(got, ref):
@@ -173,7 +200,17 @@ def check(args, name):
             ok = False
         got = logits(args.infilld, files[0], tokens, os.path.join(args.work, name + ".f32"))
         deq = reference_on(out, w)
-        e_deq = row_error(got, deq.forward(tokens))
+        ref_deq = deq.forward(tokens)
+        blocks = any(x.startswith("Q") for x in ttypes.values())
+        eps_a = act_quant_error() if blocks else 0.0
+        if blocks:
+            got_f = logits(args.infilld, files[0], tokens, os.path.join(args.work, name + ".f32"),
+                           {"INFILLD_CPU_QUANT": "dequant"})
+            e_deq = row_error(got_f, ref_deq)
+            e_q = row_error(got, ref_deq)
+            bound_q = 2 * np.sqrt(7 * layers + 1) * eps_a
+        else:
+            e_deq = row_error(got, ref_deq)
         e_orig = row_error(got, ref_orig)
         mats = [k for k in w if w[k].ndim == 2]
         eps = max(np.linalg.norm(w[k].astype(np.float64) - orig_w[k]) /
@@ -184,7 +221,7 @@ def check(args, name):
                 print("FAIL %s: F32 weights differ from the safetensors ones" % label)
                 ok = False
         else:
-            bound = 2 * np.sqrt(7 * layers + 1) * eps
+            bound = 2 * np.sqrt(7 * layers + 1) * np.sqrt(eps ** 2 + eps_a ** 2)
         mix = sorted(set(ttypes.values()))
         print("%s: types %s, weight error eps %.3g; vs dequantised reference %.3g (tol 1e-4); "
               "vs original weights %.3g (bound %.3g)" % (label, "+".join(mix), eps, e_deq,
@@ -192,6 +229,12 @@ def check(args, name):
         if e_deq > 1e-4:
             print("FAIL %s: logits differ from the dequantise-then-matmul reference" % label)
             ok = False
+        if blocks:
+            print("%s: int8 activations (eps_a %.3g): vs dequantised reference %.3g (bound %.3g)"
+                  % (label, eps_a, e_q, bound_q))
+            if e_q > bound_q:
+                print("FAIL %s: int8-activation logits outside their bound" % label)
+                ok = False
         if e_orig > bound:
             print("FAIL %s: logits outside the type's bound" % label)
             ok = False

@@ -1,0 +1,166 @@
+/* bench_qlimits: the two limits of a quantised hole step on this machine (not a test).
+ *
+ *   bench_qlimits [--threads N] [--mib 1024]
+ *
+ * (1) read bandwidth: N threads sum disjoint parts of a --mib buffer (int64
+ *     loads, 4 independent sums per thread), best of 5 passes after one warm-up;
+ * (2) the int8 multiply-add rate of each kernel path and block type: qgemm on
+ *     33 quantised X rows (a hole step's rows) times 64 weight rows of K = 4096
+ *     (Q8_0 278 KiB, Q4_K 144 KiB: L2-resident, so arithmetic-bound), on N
+ *     threads, each on its own copy, best of 5.
+ * A hole step's limits are then weight bytes / (1) and multiply-adds / (2);
+ * docs/PERFORMANCE.md puts them next to the measured step (bench_engine). */
+#define _GNU_SOURCE
+#include "cpu_impl.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) { return (double)base_now_ns() / 1e9; }
+
+typedef struct bw_arg {
+    const int64_t *p;
+    size_t n;
+    int64_t sum;
+} bw_arg;
+
+static void *bw_run(void *v) {
+    bw_arg *a = v;
+    int64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (size_t i = 0; i + 4 <= a->n; i += 4) {
+        s0 += a->p[i];
+        s1 += a->p[i + 1];
+        s2 += a->p[i + 2];
+        s3 += a->p[i + 3];
+    }
+    a->sum = s0 + s1 + s2 + s3;
+    return NULL;
+}
+
+typedef struct qg_arg {
+    const eng__kernels *k;
+    eng_dtype t;
+    uint8_t *W;
+    eng__q8a *X;
+    float *Y;
+    int reps;
+    double cpu; /* thread CPU seconds of the last run */
+} qg_arg;
+
+enum { QM = 33, QN = 64, QK = 4096 };
+
+static void *qg_run(void *v) {
+    qg_arg *a = v;
+    const size_t rb = (size_t)eng__dtype_bytes(a->t, QK);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    for (int r = 0; r < a->reps; r++)
+        a->k->qgemm(a->t, a->W, rb, a->X, QK / 32, a->Y, QN, QM, QN, QK, false);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    a->cpu = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    int nt = 2, mib = 1024;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            nt = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc)
+            mib = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_qlimits [--threads N] [--mib 1024]\n");
+            return 2;
+        }
+    }
+    if (nt < 1 || nt > 64 || mib < 16)
+        return 2;
+    const size_t n = (size_t)mib << 17; /* int64 elements */
+    int64_t *buf = malloc(n * sizeof *buf);
+    if (!buf)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (int64_t)i;
+    double best = 1e30;
+    pthread_t th[64];
+    bw_arg ba[64];
+    for (int r = 0; r < 6; r++) {
+        double t0 = now_s();
+        for (int t = 0; t < nt; t++) {
+            ba[t] = (bw_arg){buf + n / nt * t, n / nt, 0};
+            pthread_create(&th[t], NULL, bw_run, &ba[t]);
+        }
+        for (int t = 0; t < nt; t++)
+            pthread_join(th[t], NULL);
+        double dt = now_s() - t0;
+        if (r > 0 && dt < best)
+            best = dt;
+    }
+    printf("read bandwidth: %.2f GB/s (%d threads, %d MiB, best of 5)\n",
+           (double)n * 8 / best / 1e9, nt, mib);
+    free(buf);
+
+    const char *paths[] = {"portable", "avx2", "avx512"};
+    const eng_dtype types[] = {ENG_Q8_0, ENG_Q4_0, ENG_Q4_K, ENG_Q5_K, ENG_Q6_K};
+    for (size_t p = 0; p < 3; p++) {
+        const eng__kernels *k = eng__kernels_named(paths[p]);
+        if (!k)
+            continue;
+        for (size_t ti = 0; ti < 5; ti++) {
+            qg_arg qa[64];
+            for (int t = 0; t < nt; t++) {
+                const size_t wb = (size_t)eng__dtype_bytes(types[ti], (int64_t)QN * QK);
+                qa[t] = (qg_arg){k,
+                                 types[ti],
+                                 malloc(wb),
+                                 malloc(sizeof(eng__q8a) * QM * QK / 32),
+                                 malloc(sizeof(float) * QM * QN),
+                                 p == 0 ? 2 : 10,
+                                 0};
+                for (size_t i = 0; i < wb; i++)
+                    qa[t].W[i] = (uint8_t)(i * 2654435761u >> 13);
+                /* sane f16 scales: 0x2000 (~0.0078) in every 16-bit word */
+                for (size_t i = 0; i + 1 < wb; i += 2)
+                    if (((i * 40503u) >> 7) % 3 == 0) {
+                        qa[t].W[i] = 0;
+                        qa[t].W[i + 1] = 0x20;
+                    }
+                float *x = malloc(sizeof(float) * QK);
+                for (int i = 0; i < QK; i++)
+                    x[i] = (float)((i * 7919) % 201 - 100) / 50.0f;
+                for (int m = 0; m < QM; m++)
+                    eng__quantize_act(x, QK, qa[t].X + (size_t)m * (QK / 32));
+                free(x);
+            }
+            double bq = 1e30, bc = 1e30;
+            for (int r = 0; r < 6; r++) {
+                double t0 = now_s();
+                for (int t = 0; t < nt; t++)
+                    pthread_create(&th[t], NULL, qg_run, &qa[t]);
+                for (int t = 0; t < nt; t++)
+                    pthread_join(th[t], NULL);
+                double dt = now_s() - t0;
+                double ct = 0;
+                for (int t = 0; t < nt; t++)
+                    ct = ct > qa[t].cpu ? ct : qa[t].cpu;
+                if (r > 0 && dt < bq)
+                    bq = dt;
+                if (r > 0 && ct < bc)
+                    bc = ct;
+            }
+            const double macs = (double)QM * QN * QK * qa[0].reps * nt;
+            printf("int8 multiply-adds, %-8s %-5s: %.1f G/s wall, %.1f G/s per CPU time "
+                   "(%d threads)\n",
+                   k->name, eng_dtype_name(types[ti]), macs / bq / 1e9, macs / bc / 1e9, nt);
+            for (int t = 0; t < nt; t++) {
+                free(qa[t].W);
+                free(qa[t].X);
+                free(qa[t].Y);
+            }
+        }
+    }
+    return 0;
+}
