@@ -51,7 +51,11 @@ async function remote(source, extra = {}) {
   const s = await session(REAL, {
     args: ['--log-file', logFile, '--log-level', 'debug'],
     env: { INFILLD_TEST_KEY: KEY },
-    initOptions: { source, ...extra },
+    // No latency budget: under ASan on a loaded two-core machine the daemon's
+    // own work before the POST can use up the 2 s default and fail every
+    // request with "time budget ran out"; the source's timeoutMs is what
+    // these tests check.
+    initOptions: { source, latencyBudgetMs: 0, ...extra },
   });
   await s.conn.sendNotification('$/setTrace', { value: 'verbose' });
   s.logFile = logFile;
