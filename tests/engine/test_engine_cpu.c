@@ -82,6 +82,26 @@ static float *forward_all(eng_model *m, const int32_t *tok, const uint8_t *valid
 
 /* ---- paths ------------------------------------------------------------------------ */
 
+/* The kernel set the run-time dispatch must pick for a forced path, from the
+ * CPU's own features: so on an AVX-512 machine "avx2-only" really runs the
+ * AVX2 kernels and "avx2" the AVX-512 ones, and on an AVX2-only machine both
+ * run AVX2 (the AVX-512 kernels need such a CPU to be tested at all). */
+static const char *expected_kernels(const char *kernel) {
+    if (kernel && strcmp(kernel, "portable") == 0)
+        return "portable";
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                        __builtin_cpu_supports("avx512vl");
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (avx512 && !(kernel && strcmp(kernel, "avx2-only") == 0))
+        return "AVX-512";
+    if (avx2)
+        return "AVX2+FMA";
+#endif
+    return "portable";
+}
+
 static void test_paths(bool bf16, tm_family fam) {
     tm_spec s = tm_default(fam);
     s.bf16 = bf16;
@@ -112,6 +132,12 @@ static void test_paths(bool bf16, tm_family fam) {
                 kernels[k] ? kernels[k] : "default", bf16 ? "bf16" : "f32", fam, e,
                 eng_model_device_desc(m));
         CHECK(e <= 1e-5);
+        /* BLAS-backed paths name their own kernels after the sgemm. */
+        const char *want = expected_kernels(kernels[k]);
+        if (!strstr(eng_model_device_desc(m), want))
+            fprintf(stderr, "path %s: expected %s kernels, got %s\n",
+                    kernels[k] ? kernels[k] : "default", want, eng_model_device_desc(m));
+        CHECK(strstr(eng_model_device_desc(m), want) != NULL);
         free(lk);
         eng_model_free(m);
     }
