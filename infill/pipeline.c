@@ -87,6 +87,18 @@ ifl_model *ifl_model_open(const char *dir, const ifl_model_opts *o, eng_error *e
     if (m->info.family == ENG_FAMILY_DIFFUSION_GEMMA) {
         /* prompt (template + context) and one committed canvas in the cache */
         const eng_dg_info *dgi = eng_dg_get_info(m->model);
+        /* The Gemma-4 chat template needs these; a clear refusal at load, not a
+         * bare "invalid model" on every request. */
+        static const char *chat[] = {"<bos>", "<|turn>", "<turn|>"};
+        for (size_t i = 0; i < BASE_ARRAY_LEN(chat); i++)
+            if (eng_token_special_id(m->tok, chat[i]) < 0) {
+                err->status = BASE_ERR_MODEL;
+                snprintf(err->msg, sizeof err->msg,
+                         "the tokenizer has no %s token, which the Gemma-4 chat template of "
+                         "a DiffusionGemma model needs",
+                         chat[i]);
+                goto fail;
+            }
         m->dg = eng_dg_ctx_new(m->model, m->max_len + 2 * dgi->canvas_len, dgi->canvas_len, err);
         if (!m->dg)
             goto fail;
