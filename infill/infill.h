@@ -153,6 +153,13 @@ typedef struct ifl_text_res {
     int steps_run, n_forward_full, n_forward_window;
     double predicted_step_ms; /* the cost model's prediction of t.step_ms (0 without one) */
     eng_alg alg;
+    /* DiffusionGemma: the entropy-bound sampler's settings of this run (for
+     * --explain; eb.used is false for the mask-model families, which use alg) */
+    struct {
+        bool used, self_cond;
+        int max_steps, stability;
+        float t_min, t_max, entropy_bound, confidence;
+    } eb;
     ifl_timings t;
 } ifl_text_res;
 

@@ -403,6 +403,14 @@ static base_status ifl__dg_infill(ifl_model *m, const ifl_text_req *r, const vol
     ep.cancel = cancel;
     if (r->params.max_steps > 0)
         ep.max_steps = r->params.max_steps;
+    out->eb.used = true;
+    out->eb.self_cond = ep.self_cond;
+    out->eb.max_steps = ep.max_steps;
+    out->eb.stability = ep.stability;
+    out->eb.t_min = ep.t_min;
+    out->eb.t_max = ep.t_max;
+    out->eb.entropy_bound = ep.entropy_bound;
+    out->eb.confidence = ep.confidence;
     eng_dg_cache_truncate(m->dg, 0);
     eng_dg_set_cancel(m->dg, cancel);
     uint64_t t1 = base_now_ns();

@@ -291,6 +291,11 @@ def other_case(tool, work, name):
         out = p.stdout + p.stderr
         if p.returncode != 0 or "completion:" not in out or "prompt:" not in out:
             raise SystemExit("FAIL: infilld complete on a DiffusionGemma model: rc %d\n%s" % (p.returncode, out))
+        # --explain names the family's sampler and the model's settings (mkdgemma's defaults)
+        want = ("sampler: entropy-bound (step cap 48, temperature 0.80 -> 0.40, entropy bound 0.1 nats, "
+                "stability 1, confidence 0.005, self-conditioning on)")
+        if want not in out:
+            raise SystemExit("FAIL: --explain does not show the entropy-bound sampler:\n%s" % out)
     elif name == "gguf_gemma4_tokenizer":
         # A GGUF with Gemma's own tokenizer kind (tokenizer.ggml.model gemma4, no mask token
         # id: the family uses uniform-noise canvases) loads, computes the reference logits
