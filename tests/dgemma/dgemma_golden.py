@@ -334,6 +334,20 @@ def other_case(tool, work, name):
         out = p.stdout + p.stderr
         if p.returncode != 0 or "completion:" not in out or "prompt:" not in out:
             raise SystemExit("FAIL: infilld complete on a gemma4-tokenizer GGUF: rc %d\n%s" % (p.returncode, out))
+        # without the chat template's tokens: a clear refusal at load
+        import shutil
+        bad = os.path.join(work, "no_turn")
+        shutil.rmtree(bad, ignore_errors=True)
+        shutil.copytree(d, bad)
+        tj = json.load(open(os.path.join(bad, "tokenizer.json")))
+        for t in tj["added_tokens"]:
+            if t["content"] == "<|turn>":
+                t["content"] = "<unused_turn>"
+        json.dump(tj, open(os.path.join(bad, "tokenizer.json"), "w"))
+        p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", bad],
+                           capture_output=True, text=True, timeout=120)
+        if p.returncode == 0 or "has no <|turn> token" not in p.stderr:
+            raise SystemExit("FAIL: no clear refusal of a tokenizer without <|turn>: %r" % p.stderr)
         print("%s: worst row error %.3g" % (name, worst))
     elif name == "bad_checkpoints":
         import shutil
