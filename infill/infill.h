@@ -163,6 +163,13 @@ typedef struct ifl_text_res {
     long long rows_computed;  /* canvas rows recomputed by the forwards (eng_diff_result) */
     double predicted_step_ms; /* the cost model's prediction of t.step_ms (0 without one) */
     eng_alg alg;
+    /* DiffusionGemma: the entropy-bound sampler's settings of this run (for
+     * --explain; eb.used is false for the mask-model families, which use alg) */
+    struct {
+        bool used, self_cond;
+        int max_steps, stability;
+        float t_min, t_max, entropy_bound, confidence;
+    } eb;
     ifl_timings t;
 } ifl_text_res;
 

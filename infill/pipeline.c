@@ -88,6 +88,18 @@ ifl_model *ifl_model_open(const char *dir, const ifl_model_opts *o, eng_error *e
     if (m->info.family == ENG_FAMILY_DIFFUSION_GEMMA) {
         /* prompt (template + context) and one committed canvas in the cache */
         const eng_dg_info *dgi = eng_dg_get_info(m->model);
+        /* The Gemma-4 chat template needs these; a clear refusal at load, not a
+         * bare "invalid model" on every request. */
+        static const char *chat[] = {"<bos>", "<|turn>", "<turn|>"};
+        for (size_t i = 0; i < BASE_ARRAY_LEN(chat); i++)
+            if (eng_token_special_id(m->tok, chat[i]) < 0) {
+                err->status = BASE_ERR_MODEL;
+                snprintf(err->msg, sizeof err->msg,
+                         "the tokenizer has no %s token, which the Gemma-4 chat template of "
+                         "a DiffusionGemma model needs",
+                         chat[i]);
+                goto fail;
+            }
         m->dg = eng_dg_ctx_new(m->model, m->max_len + 2 * dgi->canvas_len, dgi->canvas_len, err);
         if (!m->dg)
             goto fail;
@@ -413,6 +425,14 @@ static base_status ifl__dg_infill(ifl_model *m, const ifl_text_req *r, const vol
     ep.cancel = cancel;
     if (r->params.max_steps > 0)
         ep.max_steps = r->params.max_steps;
+    out->eb.used = true;
+    out->eb.self_cond = ep.self_cond;
+    out->eb.max_steps = ep.max_steps;
+    out->eb.stability = ep.stability;
+    out->eb.t_min = ep.t_min;
+    out->eb.t_max = ep.t_max;
+    out->eb.entropy_bound = ep.entropy_bound;
+    out->eb.confidence = ep.confidence;
     eng_dg_cache_truncate(m->dg, 0);
     eng_dg_set_cancel(m->dg, cancel);
     uint64_t t1 = base_now_ns();

@@ -462,9 +462,18 @@ int dmn_cli_complete(int argc, char **argv) {
             const eng_model_info *mi = ifl_model_info(m);
             printf("weights: %s, types %s, resident %.1f MiB\n", mi->gguf ? "GGUF" : "safetensors",
                    mi->quant_types, (double)mi->resident_bytes / (1024.0 * 1024.0));
-            printf("sampler: %s, %d steps (%d full + %d window forwards), %d candidate(s)\n",
-                   eng_alg_name(res.raw.alg), res.raw.steps_run, res.raw.n_forward_full,
-                   res.raw.n_forward_window, res.n_items);
+            if (res.raw.eb.used)
+                printf("sampler: entropy-bound (step cap %d, temperature %.2f -> %.2f, entropy "
+                       "bound %.3g nats, stability %d, confidence %.3g, self-conditioning %s), "
+                       "%d steps, %d candidate(s)\n",
+                       res.raw.eb.max_steps, (double)res.raw.eb.t_max, (double)res.raw.eb.t_min,
+                       (double)res.raw.eb.entropy_bound, res.raw.eb.stability,
+                       (double)res.raw.eb.confidence, res.raw.eb.self_cond ? "on" : "off",
+                       res.raw.steps_run, res.n_items);
+            else
+                printf("sampler: %s, %d steps (%d full + %d window forwards), %d candidate(s)\n",
+                       eng_alg_name(res.raw.alg), res.raw.steps_run, res.raw.n_forward_full,
+                       res.raw.n_forward_window, res.n_items);
             printf("timings: load %.1f ms, span %.2f ms, tokenize %.2f ms, diffuse %.1f ms "
                    "(forward %.1f ms), detokenize %.2f ms, post %.2f ms, total %.1f ms\n",
                    load_ms, res.raw.t.span_ms, res.raw.t.tokenize_ms, res.raw.t.diffuse_ms,

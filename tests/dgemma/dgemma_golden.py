@@ -79,7 +79,8 @@ GGUF_CASES = {
     "gguf_q4_0_decode_sc_moe_own_v": (MOE_BF16.replace("--dtype bf16", "--dtype f32"), "q4_0", False, True),
 }
 
-OTHER = ["info", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli"]
+OTHER = ["info", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer"]
+TINY_SPM = os.path.join(HERE, "..", "tokenizer", "data", "tiny_spm", "tokenizer.json")
 
 
 def model_dir(work, args):
@@ -290,6 +291,64 @@ def other_case(tool, work, name):
         out = p.stdout + p.stderr
         if p.returncode != 0 or "completion:" not in out or "prompt:" not in out:
             raise SystemExit("FAIL: infilld complete on a DiffusionGemma model: rc %d\n%s" % (p.returncode, out))
+        # --explain names the family's sampler and the model's settings (mkdgemma's defaults)
+        want = ("sampler: entropy-bound (step cap 48, temperature 0.80 -> 0.40, entropy bound 0.1 nats, "
+                "stability 1, confidence 0.005, self-conditioning on)")
+        if want not in out:
+            raise SystemExit("FAIL: --explain does not show the entropy-bound sampler:\n%s" % out)
+    elif name == "gguf_gemma4_tokenizer":
+        # A GGUF with Gemma's own tokenizer kind (tokenizer.ggml.model gemma4, no mask token
+        # id: the family uses uniform-noise canvases) loads, computes the reference logits
+        # and serves `infilld complete`. The tokenizer is tests/tokenizer's tiny
+        # SentencePiece-style one plus <eos> 269, <|turn> 270, <turn|> 271.
+        args = "--layers 2 --pattern 2 --seed 5"
+        key = hashlib.sha256((args + "spm" + open(mkdgemma.__file__, "rb").read().hex()).encode()).hexdigest()[:12]
+        d = os.path.join(work, "s" + key)
+        gg = d + ".gguf"
+        if not os.path.exists(gg):
+            mkdgemma.main(args.split() + ["--out", d, "--gguf", gg, "--gguf-tokenizer", TINY_SPM])
+        info = json.loads(run(tool, "info", "--model", gg).stdout)
+        exp = {"family": 3, "mask": -1, "bos": 2, "eos": 269, "pad": 0, "stop": [269, 271], "vocab": 400}
+        for k, v in exp.items():
+            if info[k] != v:
+                raise SystemExit("FAIL: info %s = %r, expected %r" % (k, info[k], v))
+        p = subprocess.run([INFILLD, "tokenize", "--model", gg], input=" ab a\n", capture_output=True,
+                           text=True, timeout=60)
+        if p.returncode != 0 or p.stdout.split() != ["264", "263", "265"]:
+            raise SystemExit("FAIL: the gemma4 tokenizer from the GGUF: %r" % (p.stdout + p.stderr))
+        m = ref.load(d)
+        c = ref.Cache(m)
+        ref.encode(m, c, PROMPT)
+        out = os.path.join(work, name + ".f32")
+        run(tool, "decode", "--model", gg, "--prompt", ids(PROMPT), "--canvas", ids(CANVAS), "--out", out)
+        want = ref.decode(m, c, CANVAS, None)
+        got = np.fromfile(out, dtype="<f4").reshape(-1, m.V).astype(np.float64)
+        worst = max(rel_err(got[i], want[i]) for i in range(len(want)))
+        if not worst <= 1e-5:
+            raise SystemExit("FAIL: logits error %.3g > 1e-5" % worst)
+        src = os.path.join(work, "fim_spm.py")
+        with open(src, "w") as f:
+            f.write("def add(a, b):\n    return \nprint(add(1, 2))\n")
+        p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", gg,
+                            "--explain"], capture_output=True, text=True, timeout=120)
+        out = p.stdout + p.stderr
+        if p.returncode != 0 or "completion:" not in out or "prompt:" not in out:
+            raise SystemExit("FAIL: infilld complete on a gemma4-tokenizer GGUF: rc %d\n%s" % (p.returncode, out))
+        # without the chat template's tokens: a clear refusal at load
+        import shutil
+        bad = os.path.join(work, "no_turn")
+        shutil.rmtree(bad, ignore_errors=True)
+        shutil.copytree(d, bad)
+        tj = json.load(open(os.path.join(bad, "tokenizer.json")))
+        for t in tj["added_tokens"]:
+            if t["content"] == "<|turn>":
+                t["content"] = "<unused_turn>"
+        json.dump(tj, open(os.path.join(bad, "tokenizer.json"), "w"))
+        p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", bad],
+                           capture_output=True, text=True, timeout=120)
+        if p.returncode == 0 or "has no <|turn> token" not in p.stderr:
+            raise SystemExit("FAIL: no clear refusal of a tokenizer without <|turn>: %r" % p.stderr)
+        print("%s: worst row error %.3g" % (name, worst))
     elif name == "bad_checkpoints":
         import shutil
         src = model_dir(work, DENSE)

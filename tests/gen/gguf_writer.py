@@ -303,3 +303,48 @@ def tokenizer_kvs(tok, vocab_size, special_ids):
         if tid is not None:
             kvs.append(("tokenizer.ggml.%s" % key, U32, tid))
     return kvs
+
+
+def spm_tokenizer_kvs(tok, model="gemma4"):
+    """tokenizer.ggml.* for a SentencePiece-style tokenizer.json (Gemma's layout, as
+    llama.cpp's converters write it): pieces, scores, token types and, for "gemma4",
+    merges; add_space_prefix false. The score of a piece is minus the rank of the first
+    merge that produces it; pieces no merge produces score below every merge result.
+    Token types: special added tokens CONTROL, other added tokens USER_DEFINED, <0xNN>
+    BYTE, the unk token UNKNOWN, the rest NORMAL."""
+    import re
+    tt_unknown, tt_byte = 2, 6
+    m = tok["model"]
+    vocab = m["vocab"]
+    n = max(max(vocab.values()), max(a["id"] for a in tok["added_tokens"])) + 1
+    tokens = [None] * n
+    types = [TT_NORMAL] * n
+    for s, i in vocab.items():
+        tokens[i] = s
+        if re.fullmatch(r"<0x[0-9A-F]{2}>", s):
+            types[i] = tt_byte
+    for a in tok["added_tokens"]:
+        tokens[a["id"]] = a["content"]
+        types[a["id"]] = TT_CONTROL if a["special"] else TT_USER_DEFINED
+    if m.get("unk_token") in vocab:
+        types[vocab[m["unk_token"]]] = tt_unknown
+    missing = [i for i, t in enumerate(tokens) if t is None]
+    if missing:
+        raise ValueError("spm_tokenizer_kvs: ids without a token: %s" % missing[:5])
+    merges = [x if isinstance(x, str) else " ".join(x) for x in m["merges"]]
+    first = {}
+    for r, x in enumerate(merges):
+        a, b = x.split(" ")
+        first.setdefault(a + b, r)
+    floor = -float(len(merges) + 1)
+    scores = [-float(first[t]) if t in first else floor for t in tokens]
+    kvs = [
+        ("tokenizer.ggml.model", STR, model),
+        ("tokenizer.ggml.tokens", ARR, (STR, tokens)),
+        ("tokenizer.ggml.scores", ARR, (F32, scores)),
+        ("tokenizer.ggml.token_type", ARR, (I32, types)),
+        ("tokenizer.ggml.add_space_prefix", BOOL, False),
+    ]
+    if model == "gemma4":
+        kvs.append(("tokenizer.ggml.merges", ARR, (STR, merges)))
+    return kvs

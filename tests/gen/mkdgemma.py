@@ -272,7 +272,32 @@ def write_gguf(a, path, tensors, tok):
     if a.moe:
         kvs += [("%s.expert_count" % arch, gw.U32, a.experts), ("%s.expert_used_count" % arch, gw.U32, a.top_k),
                 ("%s.expert_feed_forward_length" % arch, gw.U32, a.expert_ffn)]
-    kvs += gw.tokenizer_kvs(tok, a.vocab, [("bos_token_id", 2), ("eos_token_id", 1), ("padding_token_id", 0)])
+    if a.gguf_tokenizer:
+        # a SentencePiece-style tokenizer.json written as Gemma's own "gemma4" metadata
+        with open(a.gguf_tokenizer, encoding="utf-8") as f:
+            spm = json.load(f)
+        # Gemma's chat specials, appended where the tokenizer lacks them; no mask token id
+        # is written (Gemma has none: the family's canvases are uniform noise)
+        have = {t["content"]: t["id"] for t in spm["added_tokens"]}
+        nxt = max(list(spm["model"]["vocab"].values()) + list(have.values())) + 1
+        for c in ("<eos>", "<|turn>", "<turn|>"):
+            if c not in have:
+                spm["added_tokens"].append({"id": nxt, "content": c, "special": True})
+                have[c] = nxt
+                nxt += 1
+        if nxt > a.vocab:
+            raise SystemExit("mkdgemma: the tokenizer has %d ids, --vocab is %d" % (nxt, a.vocab))
+        # <unusedN> up to the embedding's rows, as in Gemma's own vocabulary: the uniform
+        # noise draws every id
+        for i in range(nxt, a.vocab):
+            spm["added_tokens"].append({"id": i, "content": "<unused%d>" % (i - nxt), "special": False})
+        kvs += gw.spm_tokenizer_kvs(spm, "gemma4")
+        kvs += [("tokenizer.ggml.bos_token_id", gw.U32, have.get("<bos>", 2)),
+                ("tokenizer.ggml.eos_token_id", gw.U32, have["<eos>"]),
+                ("tokenizer.ggml.padding_token_id", gw.U32, have.get("<pad>", 0))]
+    else:
+        kvs += gw.tokenizer_kvs(tok, a.vocab, [("bos_token_id", 2), ("eos_token_id", 1),
+                                               ("padding_token_id", 0)])
     rot = int(a.partial * a.global_head_dim / 2)
     freqs = np.array([1.0] * rot + [1e30] * (a.global_head_dim // 2 - rot), dtype=np.float32)
     out = [("rope_freqs.weight", freqs.shape, gw.GGML["f32"], gw.encode(freqs, "f32"))]
@@ -320,6 +345,8 @@ def parse_args(argv):
     p.add_argument("--gguf", help="also write the weights as this GGUF file")
     p.add_argument("--gguf-type", choices=["f32", "f16", "q8_0", "q4_0"], default="f32",
                    help="type of the 2-D matrices in the GGUF file")
+    p.add_argument("--gguf-tokenizer", help="a SentencePiece-style tokenizer.json for the GGUF, written as "
+                   "tokenizer.ggml.model gemma4 (default: the byte-level BPE one as gpt2)")
     p.add_argument("--gguf-alias", action="store_true", help="PR #24427 / older tensor spellings")
     return p.parse_args(argv)
 

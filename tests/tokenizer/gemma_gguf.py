@@ -17,50 +17,25 @@ the unk token UNKNOWN, the rest NORMAL.
 
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gen"))
 import gguf_writer as gw  # noqa: E402
-
-TT_NORMAL, TT_UNKNOWN, TT_CONTROL, TT_USER_DEFINED, TT_BYTE = 1, 2, 3, 4, 6
 
 
 def main():
     src, out = sys.argv[1], sys.argv[2]
     with open(src, encoding="utf-8") as f:
         tok = json.load(f)
-    model = tok["model"]
-    vocab = model["vocab"]
-    n = max(max(vocab.values()), max(a["id"] for a in tok["added_tokens"])) + 1
-    tokens = [None] * n
-    types = [TT_NORMAL] * n
-    for s, i in vocab.items():
-        tokens[i] = s
-        if re.fullmatch(r"<0x[0-9A-F]{2}>", s):
-            types[i] = TT_BYTE
-    for a in tok["added_tokens"]:
-        tokens[a["id"]] = a["content"]
-        types[a["id"]] = TT_CONTROL if a["special"] else TT_USER_DEFINED
-    if model.get("unk_token") in vocab:
-        types[vocab[model["unk_token"]]] = TT_UNKNOWN
-    missing = [i for i, t in enumerate(tokens) if t is None]
-    if missing:
-        sys.exit("gemma_gguf.py: ids without a token: %s" % missing[:5])
-    merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
-    first = {}
-    for r, m in enumerate(merges):
-        a, b = m.split(" ")
-        first.setdefault(a + b, r)
-    floor = -float(len(merges) + 1)
-    scores = [-float(first[t]) if t in first else floor for t in tokens]
+    try:
+        kv = {k: (t, v) for k, t, v in gw.spm_tokenizer_kvs(tok, "gemma4")}
+    except ValueError as e:
+        sys.exit("gemma_gguf.py: %s" % e)
     base = [
         ("general.architecture", gw.STR, "gemma3"),
         ("general.name", gw.STR, "gemma tokenizer test"),
-        ("tokenizer.ggml.tokens", gw.ARR, (gw.STR, tokens)),
-        ("tokenizer.ggml.scores", gw.ARR, (gw.F32, scores)),
-        ("tokenizer.ggml.token_type", gw.ARR, (gw.I32, types)),
-        ("tokenizer.ggml.add_space_prefix", gw.BOOL, False),
+    ] + [(k,) + kv[k] for k in ("tokenizer.ggml.tokens", "tokenizer.ggml.scores",
+                                "tokenizer.ggml.token_type", "tokenizer.ggml.add_space_prefix")] + [
         ("tokenizer.ggml.bos_token_id", gw.U32, 2),
         ("tokenizer.ggml.eos_token_id", gw.U32, 1),
         ("tokenizer.ggml.padding_token_id", gw.U32, 0),
@@ -68,7 +43,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     gw.write_file(os.path.join(out, "gemma4.gguf"),
                   [("tokenizer.ggml.model", gw.STR, "gemma4")] + base
-                  + [("tokenizer.ggml.merges", gw.ARR, (gw.STR, merges))], [])
+                  + [("tokenizer.ggml.merges",) + kv["tokenizer.ggml.merges"]], [])
     gw.write_file(os.path.join(out, "llama.gguf"),
                   [("tokenizer.ggml.model", gw.STR, "llama")] + base, [])
 
