@@ -51,6 +51,7 @@ ENCODINGS = ["utf-8", "utf-16", "utf-32"]
 ALPHABET = "abcdefxyz_ (){}[]:=+.,0123456789éßñ€中文字😀🎉𝄞"
 failures = []
 KINDS = {}  # answer kinds, for the summary
+PASTE_WEIGHT = [0.4]  # --paste-weight: 0 leaves the 1 MB pastes out (diagnosis)
 flock = threading.Lock()
 
 
@@ -359,7 +360,7 @@ class Worker(threading.Thread):
             reload_at = [total // 10, total // 5]
             kill_at = total * 3 // 10
             ops = [(self.op_open, 10), (self.op_burst, 18), (self.op_undo_storm, 6),
-                   (self.op_request, 55), (self.op_close, 6), (self.op_paste, 0.4)]
+                   (self.op_request, 55), (self.op_close, 6), (self.op_paste, PASTE_WEIGHT[0])]
             fns, weights = zip(*ops)
             while self.stats.sent < total:
                 if self.role == "reload" and reload_at and self.stats.sent >= reload_at[0]:
@@ -473,9 +474,12 @@ def main():
     ap.add_argument("--max-growth", type=float, default=None,
                     help="allowed RSS growth after warm-up (default 0.25; 0.05 from 10,000 requests)")
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--paste-weight", type=float, default=0.4,
+                    help="relative weight of the 1 MB paste among the operations (0: none)")
     ap.add_argument("--plot", nargs=2, metavar=("CSV", "PNG"),
                     help="only draw PNG from the curves of an earlier run's CSV")
     a = ap.parse_args()
+    PASTE_WEIGHT[0] = a.paste_weight
     if a.plot:
         with open(a.plot[0]) as f:
             rows = [tuple(float(x) for x in line.split(",")) for line in list(f)[1:]]
