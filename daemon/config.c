@@ -254,7 +254,9 @@ base_status dmn_config_parse(dmn_config *cfg, int argc, char **argv, bool *exit_
             if (strcmp(a, "--allow-remote") == 0) {
                 cfg->allow_remote = true;
             } else if (strcmp(a, "--stdio") == 0) {
-                /* vscode-languageclient passes this for the stdio transport. */
+                /* vscode-languageclient passes this for the stdio transport;
+                 * with --listen it adds a stdio session next to TCP. */
+                cfg->stdio = true;
             } else if (strcmp(a, "--version") == 0 || strcmp(a, "--help") == 0 ||
                        strcmp(a, "-h") == 0) {
                 *exit_now = true;

@@ -14,6 +14,7 @@
 typedef struct dmn_config {
     /* Transport and process options (command line only). */
     char *listen;       /* "HOST:PORT" for TCP, NULL for stdio */
+    bool stdio;         /* --stdio: with listen, serve stdio as well (one process) */
     bool allow_remote;  /* permit a non-loopback listen address */
     char *token_file;   /* file holding the session token (with allow_remote) */
     char *token;        /* its contents, trimmed */

@@ -34,6 +34,7 @@ static int dmn__usage(FILE *f) {
                "  --config FILE          settings file (default "
                "$XDG_CONFIG_HOME/infilld/config.json)\n"
                "  --listen HOST:PORT     TCP instead of stdio (loopback only, unless:)\n"
+               "  --stdio                with --listen: stdio as well, one process, one model\n"
                "  --allow-remote         permit a non-loopback address; needs --token-file\n"
                "  --token-file FILE      sessions must send this token in "
                "initializationOptions.token\n"

@@ -1,5 +1,6 @@
-/* daemon serve: the libuv loop. One lsp_server per session (stdio, or one per
- * TCP connection), one provider shared by all. The loop thread owns every
+/* daemon serve: the libuv loop. One lsp_server per session (stdio, one per
+ * TCP connection, or both: --listen with --stdio), one provider shared by
+ * all. The stdio session owns the process: its end ends the daemon. The loop thread owns every
  * session; the provider's worker talks to it only through uv_async (inside
  * the provider). Nothing here blocks. */
 #define _POSIX_C_SOURCE 200809L
@@ -806,7 +807,11 @@ int dmn_serve(dmn_config *cfg) {
     d.pid_timer.data = &d;
     uv_timer_start(&d.pid_timer, dmn__on_pid_timer, DMN__PID_POLL_MS, DMN__PID_POLL_MS);
 
-    int rc = cfg->listen ? dmn__start_tcp(&d) : dmn__start_stdio(&d);
+    /* --listen with --stdio: the editor that started the daemon on stdio and
+     * any number of TCP clients share the one provider (model and worker). */
+    int rc = cfg->listen ? dmn__start_tcp(&d) : 0;
+    if (rc == 0 && (!cfg->listen || cfg->stdio))
+        rc = dmn__start_stdio(&d);
     if (rc != 0) {
         d.exit_code = 2;
         d.stopping = false;

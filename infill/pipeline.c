@@ -2,6 +2,7 @@
  * the document pipeline (span → prompt → diffusion → post-process → rank). */
 #define _POSIX_C_SOURCE 200809L
 #include "dgemma_fim.h"
+#include "flag.h"
 #include "infill.h"
 #include "source.h"
 
@@ -799,7 +800,7 @@ static bool ifl__should_grow(const ifl_model *m, const ifl_doc_req *r, const vol
                              const ifl_text_res *raw, int n, int cap, uint64_t deadline) {
     if (r->n_hole > 0 || n >= cap || raw->alg == ENG_ALG_DREAMON || raw->n_tokens <= 0)
         return false;
-    if ((cancel && *cancel) || (deadline && base_now_ns() >= deadline))
+    if (base_flag_get(cancel) || (deadline && base_now_ns() >= deadline))
         return false;
     for (int i = 0; i < raw->n_tokens; i++)
         if (raw->tokens[i] == m->info.eos_id || raw->tokens[i] == m->info.pad_id)

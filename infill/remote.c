@@ -11,6 +11,7 @@
  * The API key is only ever put into the Authorization header; every message
  * that leaves this file passes through ifl__redact first. */
 #define _POSIX_C_SOURCE 200809L
+#include "flag.h"
 #include "source.h"
 
 #include <curl/curl.h>
@@ -646,7 +647,7 @@ static base_status ifl__post(ifl_remote *r, const char *json, const volatile int
                 }
             if (done)
                 break;
-            if (cancel && *cancel) {
+            if (base_flag_get(cancel)) {
                 cancelled = true;
                 break;
             }
@@ -689,7 +690,7 @@ static base_status ifl__post(ifl_remote *r, const char *json, const volatile int
             return BASE_ERR_TOO_LARGE;
         }
         /* Only a connection that failed before anything was sent is retried. */
-        if (res == CURLE_COULDNT_CONNECT && attempt < 2 && !(cancel && *cancel)) {
+        if (res == CURLE_COULDNT_CONNECT && attempt < 2 && !base_flag_get(cancel)) {
             struct timespec ts = {0, (long)(50 + 100 * attempt) * 1000000L};
             nanosleep(&ts, NULL);
             continue;

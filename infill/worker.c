@@ -2,6 +2,7 @@
  * a newer job of the same group supersedes older ones (dropped when queued,
  * cancelled at the next denoising step when running). */
 #define _POSIX_C_SOURCE 200809L
+#include "flag.h"
 #include "infill.h"
 #include "source.h"
 
@@ -95,7 +96,7 @@ typedef struct ifl__pctx {
 
 static void ifl__job_partial(void *ud, const char *text, size_t len, int step, int steps) {
     ifl__pctx *pc = ud;
-    if (pc->w->cbs.partial && !pc->job->cancel)
+    if (pc->w->cbs.partial && !base_flag_get(&pc->job->cancel))
         pc->w->cbs.partial(pc->w->cbs.ud, pc->job->id, text, len, step, steps);
 }
 
@@ -147,13 +148,14 @@ static void *ifl__worker_main(void *arg) {
         pthread_mutex_unlock(&w->mu);
         uint64_t t0 = base_now_ns();
         bool have = w->model || w->remote;
-        bool run = !j->cancel && have;
+        bool run = !base_flag_get(&j->cancel) && have;
         if (run && !busy && w->cbs.state) {
             busy = true;
             w->cbs.state(w->cbs.ud, "busy", NULL, 0, 0);
         }
-        if (j->cancel) {
-            j->status = j->cancel == 2 ? BASE_ERR_SUPERSEDED : BASE_ERR_CANCELLED;
+        int cancel = base_flag_get(&j->cancel);
+        if (cancel) {
+            j->status = cancel == 2 ? BASE_ERR_SUPERSEDED : BASE_ERR_CANCELLED;
         } else if (!have) {
             j->status = BASE_ERR_STATE;
         } else {
@@ -172,7 +174,7 @@ static void *ifl__worker_main(void *arg) {
                                 : ifl_complete_doc(w->model, &j->req, &j->cancel, &j->res);
             }
             j->req.partial = NULL;
-            if (j->status == BASE_ERR_CANCELLED && j->cancel == 2)
+            if (j->status == BASE_ERR_CANCELLED && base_flag_get(&j->cancel) == 2)
                 j->status = BASE_ERR_SUPERSEDED;
             if (ifl__model_lost(w)) {
                 j->status = BASE_ERR_IO;
@@ -240,7 +242,7 @@ void ifl_worker_free(ifl_worker *w) {
     pthread_mutex_lock(&w->mu);
     w->stop = true;
     if (w->running)
-        w->running->cancel = 1;
+        base_flag_set(&w->running->cancel, 1);
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
@@ -272,7 +274,7 @@ void ifl_worker_load_remote(ifl_worker *w, ifl_remote_cfg *cfg) {
     w->load_remote = c;
     w->load_pending = true;
     if (w->running)
-        w->running->cancel = 1;
+        base_flag_set(&w->running->cancel, 1);
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
@@ -286,7 +288,7 @@ void ifl_worker_load(ifl_worker *w, const char *dir) {
     w->load_remote = NULL;
     w->load_pending = true;
     if (w->running)
-        w->running->cancel = 1;
+        base_flag_set(&w->running->cancel, 1);
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
@@ -321,7 +323,7 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
         }
     }
     if (w->running && w->running->group == group)
-        w->running->cancel = 2;
+        base_flag_set(&w->running->cancel, 2);
     j->next = w->queue;
     w->queue = j;
     pthread_cond_signal(&w->cv);
@@ -344,7 +346,7 @@ void ifl_worker_cancel(ifl_worker *w, uint64_t id) {
     ifl_job *found = NULL;
     pthread_mutex_lock(&w->mu);
     if (w->running && w->running->id == id)
-        w->running->cancel = 1;
+        base_flag_set(&w->running->cancel, 1);
     for (ifl_job **pp = &w->queue; *pp; pp = &(*pp)->next) {
         if ((*pp)->id == id) {
             found = *pp;

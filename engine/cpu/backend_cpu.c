@@ -33,6 +33,7 @@
  * allocated in ctx_new, nothing in forward or step. */
 #define _GNU_SOURCE
 #include "cpu_impl.h"
+#include "flag.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -776,7 +777,7 @@ static base_status eng__run(eng_bctx *c, const eng_batch *bt, int ws, int we) {
     eng__row_job rj = {.op = ENG__OP_EMBED, .tokens = bt->tokens, .n = nr};
     eng__rows(c, &rj);
     for (int l = 0; l < in->n_layer; l++) {
-        if (c->cancel && *c->cancel) {
+        if (base_flag_get(c->cancel)) {
             c->cached = false;
             return BASE_ERR_CANCELLED;
         }

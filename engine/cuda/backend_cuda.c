@@ -29,6 +29,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "backend_cuda.h"
 #include "engine_impl.h"
+#include "flag.h"
 #include "kernels.h"
 
 #include <math.h>
@@ -653,7 +654,7 @@ static void eng__cu_set_cancel(eng_bctx *c, const volatile int *flag) {
         eng_backend_cpu.set_cancel(c->cpu, flag);
 }
 
-static bool eng__cu_cancelled(const eng_bctx *c) { return c->cancel && *c->cancel; }
+static bool eng__cu_cancelled(const eng_bctx *c) { return base_flag_get(c->cancel) != 0; }
 
 /* ---- the layer program ------------------------------------------------------------- */
 

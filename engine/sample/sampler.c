@@ -6,6 +6,7 @@
  * and commits some of the proposed tokens. Everything it touches lives in the
  * eng_diffuser allocated up front. */
 #include "diffusion.h"
+#include "flag.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -577,7 +578,7 @@ static void eng__progress(eng__run *r, int step, int planned) {
     r->p->progress(r->p->progress_ud, &pr);
 }
 
-static bool eng__cancelled(const eng_diff_params *p) { return p->cancel && *p->cancel; }
+static bool eng__cancelled(const eng_diff_params *p) { return base_flag_get(p->cancel) != 0; }
 
 /* The step about to run must be the final one: the step budget is spent, or
  * the deadline leaves less than ahead_ms (the predicted cost of this step as

@@ -561,7 +561,10 @@ static bool tok_compile(eng_tokenizer *t, const char *pattern, const char *name,
 
 /* Final steps shared by every form: added-token order and cache. */
 static bool tok_finish(eng_tokenizer *t) {
-    qsort(t->added, t->n_added, sizeof *t->added, tok_added_cmp);
+    /* qsort's array must not be NULL even for 0 elements (UBSan, found by
+     * fuzz_tokenizer_json: a file without added_tokens). */
+    if (t->n_added > 1)
+        qsort(t->added, t->n_added, sizeof *t->added, tok_added_cmp);
     uint32_t cap = tok_pow2(t->n_added);
     t->added_slots = calloc(cap, sizeof *t->added_slots);
     t->added_lens = malloc((t->n_added ? t->n_added : 1) * sizeof *t->added_lens);

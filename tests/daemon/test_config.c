@@ -25,6 +25,8 @@ int main(void) {
     char err[256];
     CHECK_EQ_I(dmn_config_parse(&cfg, 6, argv, &exit_now, err, sizeof(err)), BASE_OK);
     CHECK(!exit_now);
+    /* --stdio is recorded (with --listen it adds a stdio session). */
+    CHECK(cfg.stdio && cfg.listen == NULL);
     /* command line > file > defaults */
     CHECK_STR(json_string_value(json_object_get(cfg.settings, "device")), "cpu");
     CHECK_STR(json_string_value(json_object_get(cfg.settings, "model")), "/file/model");

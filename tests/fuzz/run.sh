@@ -33,12 +33,15 @@ root=$PWD
 # fuzz_safetensors ~100,000, fuzz_gguf ~80,000 (CPU time; 2026-12-01), fuzz_syntax_edits ~170 (three tree layouts),
 # fuzz_tokenizer ~50,000,
 # fuzz_tokenizer_json ~4,000. A harness missing here gets default_runs.
+# Since the engine and syntax libraries are instrumented too (2026-12-01),
+# fuzz_tokenizer and fuzz_syntax_edits run slower (at load 19: ~1,600/s and
+# ~20/s), hence their smaller counts.
 declare -A runs=(
   [fuzz_lsp]=20000
   [fuzz_safetensors]=400000
   [fuzz_gguf]=200000
-  [fuzz_syntax_edits]=1500
-  [fuzz_tokenizer]=200000
+  [fuzz_syntax_edits]=1000
+  [fuzz_tokenizer]=50000
   [fuzz_tokenizer_json]=20000
   [fuzz_tokenizer_spm]=20000
 )
@@ -84,7 +87,8 @@ for t in "${targets[@]}"; do
     echo "== $t for ${secs}s"
   fi
   t0=$(date +%s.%N)
-  if ! ASAN_OPTIONS=detect_leaks=1 "${norand[@]}" "$exe" "${args[@]}" -max_len=65536 \
+  # UBSan recovers by default: a report would pass unnoticed. Halt on it.
+  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "${norand[@]}" "$exe" "${args[@]}" -max_len=65536 \
       -artifact_prefix="$scratch/$t-" -print_final_stats=1 "$scratch/$t" "${seeds[@]}" \
       >"$scratch/$t.log" 2>&1; then
     echo "fuzz: $t FAILED"

@@ -207,6 +207,13 @@ class Client:
         return self.proc.wait(timeout)
 
     def close(self):
+        # Closing the buffered reader waits for its lock, which the reader
+        # thread holds while it blocks in readline: wake it with EOF first.
+        if self.sock:
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         for f in (self.wfile, self.rfile):
             try:
                 f.close()
