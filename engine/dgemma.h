@@ -17,6 +17,9 @@
  * generation_config.json. */
 typedef struct eng_dg_info {
     int n_layer, d_model, n_head, vocab_size;
+    /* Ids [0, n_token_ids) have a token; real checkpoints pad the embedding
+     * with rows above the tokenizer's last id. The sampler never draws those. */
+    int n_token_ids;
     int n_kv_sliding, n_kv_global; /* K/V heads per layer kind */
     int hd_sliding, hd_global;     /* head dims per layer kind */
     int d_ff;                      /* dense GeGLU width */
@@ -89,7 +92,9 @@ void eng_dg_get_stats(const eng_dg_ctx *c, eng_dg_stats *s);
  *   k = s (1..max_steps) for denoising step s; position = canvas slot.
  *   The draw from softmax(z) is Gumbel-max: argmax_v z_v - log(-log u(step, pos, v)).
  *   A uniform vocabulary id (initial noise, re-noising) is
- *   floor(u(step | 0x80000000, pos, 0) * vocab). */
+ *   floor(u(step | 0x80000000, pos, 0) * n_token_ids), and the argmax, the
+ *   draw and the entropy range over ids [0, n_token_ids) only (the rows without
+ *   a token have no text: they would fail to detokenize). */
 
 typedef enum eng_eb_stop {
     ENG_EB_STOP_STEPS = 0, /* the step cap ran out */

@@ -59,6 +59,14 @@ static json_t *ifl__ids_json(const int32_t *ids, int n) {
     return a;
 }
 
+/* The JSON "alg": the remasking algorithm's name, or "entropy_bound" for
+ * DiffusionGemma, whose sampler is not one of them (a value added, the field
+ * unchanged; fed back as the alg setting it falls back to the family's default,
+ * the same sampler). */
+static const char *ifl__alg_json(const ifl_text_res *r) {
+    return r->eb.used ? "entropy_bound" : eng_alg_name(r->alg);
+}
+
 static void ifl__print_json(json_t *o) {
     char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
     if (s)
@@ -237,7 +245,7 @@ int dmn_cli_infill(int argc, char **argv) {
         json_object_set_new(o, "tokens", ifl__ids_json(res.tokens, res.n_tokens));
         json_object_set_new(o, "text", json_stringn(res.cand[0].text, res.cand[0].len));
         json_object_set_new(o, "steps_run", json_integer(res.steps_run));
-        json_object_set_new(o, "alg", json_string(eng_alg_name(res.alg)));
+        json_object_set_new(o, "alg", json_string(ifl__alg_json(&res)));
         json_object_set_new(o, "forward_full", json_integer(res.n_forward_full));
         json_object_set_new(o, "forward_window", json_integer(res.n_forward_window));
         json_object_set_new(o, "prefix_tokens", json_integer(res.n_prefix_tokens));
@@ -438,7 +446,7 @@ int dmn_cli_complete(int argc, char **argv) {
                                       res.n_hole_cap));
         json_object_set_new(o, "language", r.language ? json_string(r.language) : json_null());
         json_object_set_new(o, "tokens", ifl__ids_json(res.raw.tokens, res.raw.n_tokens));
-        json_object_set_new(o, "alg", json_string(eng_alg_name(res.raw.alg)));
+        json_object_set_new(o, "alg", json_string(ifl__alg_json(&res.raw)));
         json_object_set_new(o, "steps_run", json_integer(res.raw.steps_run));
         json_object_set_new(o, "prefix_tokens", json_integer(res.raw.n_prefix_tokens));
         json_object_set_new(o, "suffix_tokens", json_integer(res.raw.n_suffix_tokens));

@@ -514,6 +514,17 @@ static void dg_ids(eng_model *m, eng__dg_model *dg, json_t *cfg) {
     m->info.expand_id = -1;
 }
 
+/* The ids the tokenizer covers; embedding rows above them get no token. */
+static void dg_token_ids(const eng_model *m, eng_dg_info *in, const char *path) {
+    const size_t nt = eng_tokenizer_vocab_size(m->tok);
+    in->n_token_ids = nt > 0 && nt < (size_t)in->vocab_size ? (int)nt : in->vocab_size;
+    if (in->n_token_ids < in->vocab_size)
+        BASE_LOGI(ENG__MOD,
+                  "%s: %d of the embedding's %d rows have no token (the tokenizer has %d ids); "
+                  "the sampler never draws them",
+                  path, in->vocab_size - in->n_token_ids, in->vocab_size, in->n_token_ids);
+}
+
 base_status eng__dg_load_hf(eng_model *m, void *cfgp, const char *path, eng_error *err) {
     json_t *cfg = cfgp;
     eng__dg_model *dg = calloc(1, sizeof *dg);
@@ -540,6 +551,7 @@ base_status eng__dg_load_hf(eng_model *m, void *cfgp, const char *path, eng_erro
     if (eng_tokenizer_vocab_size(m->tok) > (size_t)dg->info.vocab_size)
         return eng__err(err, BASE_ERR_MODEL, "%s: the tokenizer has %zu ids, the embedding %d rows",
                         m->dir, eng_tokenizer_vocab_size(m->tok), dg->info.vocab_size);
+    dg_token_ids(m, &dg->info, m->dir);
     dg_ids(m, dg, cfg);
     snprintf(m->info.quant_types, sizeof m->info.quant_types, "%s",
              eng_dtype_name(dg->embed.dtype));
@@ -737,6 +749,7 @@ base_status eng__dg_load_gguf(eng_model *m, eng_error *err) {
         return st;
     if (!(m->tok = eng__gg_tok_new(g, path, in->vocab_size, err)))
         return err->status ? err->status : BASE_ERR_MODEL;
+    dg_token_ids(m, in, path);
     /* special ids, stop ids, sampler defaults */
     static const char *keys[3] = {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
                                   "tokenizer.ggml.padding_token_id"};

@@ -2,7 +2,7 @@
  * DIFFUSIONGEMMA.md §3), with its block-autoregressive driver:
  *
  *   encode(prompt)
- *   for each canvas: x = uniform ids over the whole vocabulary
+ *   for each canvas: x = uniform ids over the ids with a token (n_token_ids)
  *     for s = N .. 1:  t = t_min + (t_max - t_min) s / N
  *       z = decode(x, sc) / t;  p = softmax(z);  H = entropy(p)
  *       y_samp ~ p (inverse CDF), y_amax = argmax z (lowest id on ties)
@@ -15,7 +15,9 @@
  *
  * Noise: eng_noise_uniform with the counters documented in dgemma.h, so a
  * reference (tests/ref/dgemma_ref.py) or another backend draws the same
- * numbers. Every buffer is allocated before the loops. */
+ * numbers. Every buffer is allocated before the loops. Embedding rows above
+ * the tokenizer's ids (n_token_ids) are never drawn, chosen or counted in the
+ * entropy: they have no text. */
 #include "arch/dgemma_impl.h"
 
 #include <math.h>
@@ -86,7 +88,7 @@ static void eb_row(const float *z, int V, uint64_t seed, uint32_t step, uint32_t
 /* One canvas row of a step: temperature scaling in place, then eb_row. */
 typedef struct eb_rows_job {
     float *logits;
-    int V;
+    int V, Vt; /* row stride; ids with a token */
     double t;
     uint64_t seed;
     uint32_t step;
@@ -100,7 +102,7 @@ static void eb_rows_task(void *arg, int i, int tid) {
     float *z = j->logits + (int64_t)i * j->V;
     for (int v = 0; v < j->V; v++)
         z[v] = (float)((double)z[v] / j->t);
-    eb_row(z, j->V, j->seed, j->step, (uint32_t)i, &j->amax[i], &j->H[i], &j->samp[i]);
+    eb_row(z, j->Vt, j->seed, j->step, (uint32_t)i, &j->amax[i], &j->H[i], &j->samp[i]);
 }
 
 /* Stable insertion-free merge sort of indices by H ascending. */
@@ -132,6 +134,7 @@ base_status eng_eb_generate(eng_dg_ctx *c, const int32_t *prompt, int n_prompt,
         (int64_t)eng__dg_ctx_max_cache(c))
         return BASE_ERR_TOO_LARGE;
     const bool sc_on = p->self_cond && in->self_cond;
+    const int Vt = in->n_token_ids > 0 && in->n_token_ids < V ? in->n_token_ids : V;
 
     float *logits = malloc((size_t)n * V * sizeof *logits);
     double *H = malloc((size_t)n * sizeof *H);
@@ -152,7 +155,7 @@ base_status eng_eb_generate(eng_dg_ctx *c, const int32_t *prompt, int n_prompt,
     for (int b = 0; b < n_canvas; b++) {
         const uint32_t g0 = (uint32_t)b * (uint32_t)(N + 1);
         for (int i = 0; i < n; i++) {
-            x[i] = eb_uniform_id(p->seed, g0, (uint32_t)i, V);
+            x[i] = eb_uniform_id(p->seed, g0, (uint32_t)i, Vt);
             hist[i] = -1;
         }
         int stable = 0;
@@ -172,7 +175,7 @@ base_status eng_eb_generate(eng_dg_ctx *c, const int32_t *prompt, int n_prompt,
             res->steps_run++;
             t0 = base_now_ns();
             /* rows in parallel: each is a function of its own logits and counters */
-            eb_rows_job rj = {logits, V, t, p->seed, g, amax, samp, H};
+            eb_rows_job rj = {logits, V, Vt, t, p->seed, g, amax, samp, H};
             eng__dg_ctx_parallel(c, eb_rows_task, &rj, n);
             double hsum = 0;
             for (int i = 0; i < n; i++) {
@@ -185,7 +188,7 @@ base_status eng_eb_generate(eng_dg_ctx *c, const int32_t *prompt, int n_prompt,
                 const int i = ord[k];
                 const bool acc = cum <= p->entropy_bound;
                 cum += H[i];
-                x[i] = acc ? samp[i] : eb_uniform_id(p->seed, g, (uint32_t)i, V);
+                x[i] = acc ? samp[i] : eb_uniform_id(p->seed, g, (uint32_t)i, Vt);
             }
             bool same = true;
             for (int i = 0; i < n; i++)

@@ -33,6 +33,8 @@ DENSE = "--layers 4 --pattern 2 --seed 1"
 MOE = "--layers 4 --pattern 2 --moe --seed 2"
 MOE_BF16 = "--layers 6 --pattern 3 --moe --no-k-eq-v --dtype bf16 --seed 3 --window 5"
 PEAKED = "--layers 2 --pattern 2 --moe --seed 4 --head-gain 2 --layer-gain 0.3"
+# an embedding with 112 rows more than the tokenizer's ids (399), as real checkpoints have
+PADDED = "--layers 2 --pattern 2 --moe --seed 6 --vocab 512 --tokenizer-vocab 400"
 
 # a prompt longer than the sliding window (8) so the rectangle matters
 PROMPT = [2, 105, 300, 217, 161, 390, 240, 141, 333, 150, 199, 106, 10, 384]
@@ -67,6 +69,8 @@ SAMPLER_CASES = {
     # entropy bound extremes: everything accepted / only the lowest-entropy row
     "sampler_bound_all": (DENSE, {"entropy_bound": 1e9}),
     "sampler_bound_zero": (DENSE, {"entropy_bound": 0.0, "seed": 99}),
+    # ids without a token are never drawn, chosen or counted (reference: the same rule)
+    "sampler_padded_vocab": (PADDED, {"confidence": 0.0, "max_new_tokens": 32}),
 }
 
 INFILLD = None
@@ -79,7 +83,8 @@ GGUF_CASES = {
     "gguf_q4_0_decode_sc_moe_own_v": (MOE_BF16.replace("--dtype bf16", "--dtype f32"), "q4_0", False, True),
 }
 
-OTHER = ["info", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer"]
+OTHER = ["info", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
+         "padded_vocab_cli"]
 TINY_SPM = os.path.join(HERE, "..", "tokenizer", "data", "tiny_spm", "tokenizer.json")
 
 
@@ -239,6 +244,15 @@ def sampler_case(tool, work, name):
         raise SystemExit("FAIL: no stable-and-confident stop (steps %d)" % want["steps"])
     if name == "sampler_stability_off" and want["steps"] != 1:
         raise SystemExit("FAIL: stability 0 should stop after one confident step")
+    if name == "sampler_padded_vocab":
+        if not m.Vt < m.V or any(t >= m.Vt for t in got["tokens"]):
+            raise SystemExit("FAIL: tokens outside the tokenizer's %d ids: %r" % (m.Vt, got["tokens"]))
+        # the rule matters: the unrestricted argmax of the first step picks a tokenless row
+        c = ref.Cache(m)
+        ref.encode(m, c, PROMPT)
+        x = [ref.uniform_id(P["seed"], 0, i, m.V) for i in range(m.canvas)]
+        if max(int(r.argmax()) for r in ref.decode(m, c, x, None)) < m.Vt:
+            raise SystemExit("FAIL: the padded-vocabulary case never meets a tokenless row")
     if name == "sampler_stop_id":
         toks = want["tokens"]
         if not want["hit_stop"] or want["n_text"] != first or len(toks) != 32 or \
@@ -349,6 +363,29 @@ def other_case(tool, work, name):
         if p.returncode == 0 or "has no <|turn> token" not in p.stderr:
             raise SystemExit("FAIL: no clear refusal of a tokenizer without <|turn>: %r" % p.stderr)
         print("%s: worst row error %.3g" % (name, worst))
+    elif name == "padded_vocab_cli":
+        # more embedding rows than tokenizer ids: a log line at load says how many have no
+        # token, and `infilld complete` never meets them (no detokenizing error); --json
+        # names the family's sampler
+        d = model_dir(work, PADDED)
+        p = run(tool, "info", "--model", d)
+        info = json.loads(p.stdout)
+        if info["vocab"] != 512 or info["token_ids"] != 399:
+            raise SystemExit("FAIL: info vocab %r, token_ids %r" % (info["vocab"], info["token_ids"]))
+        if "113 of the embedding's 512 rows have no token" not in p.stderr:
+            raise SystemExit("FAIL: no log line about the rows without a token: %r" % p.stderr)
+        src = os.path.join(work, "fim_padded.py")
+        with open(src, "w") as f:
+            f.write("def add(a, b):\n    return \nprint(add(1, 2))\n")
+        for seed in ("1", "2", "3"):
+            p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", d,
+                                "--seed", seed, "--json"], capture_output=True, text=True, timeout=120)
+            if p.returncode != 0:
+                raise SystemExit("FAIL: infilld complete on a padded vocabulary: rc %d\n%s" %
+                                 (p.returncode, p.stdout + p.stderr))
+            o = json.loads(p.stdout)
+            if o["alg"] != "entropy_bound" or any(t >= 399 for t in o["tokens"]):
+                raise SystemExit("FAIL: --json alg %r, tokens %r" % (o["alg"], o["tokens"]))
     elif name == "bad_checkpoints":
         import shutil
         src = model_dir(work, DENSE)

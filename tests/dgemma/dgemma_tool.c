@@ -178,10 +178,11 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "info") == 0) {
         const eng_model_info *mi = eng_model_get_info(m);
         printf("{\"family\": %d, \"arch\": \"%s\", \"n_layer\": %d, \"d_model\": %d, "
-               "\"vocab\": %d, \"moe\": %s, \"n_expert\": %d, \"top_k\": %d, \"canvas\": %d, "
+               "\"vocab\": %d, \"token_ids\": %d, \"moe\": %s, \"n_expert\": %d, \"top_k\": %d, "
+               "\"canvas\": %d, "
                "\"window\": %d, \"self_cond\": %s, \"bos\": %d, \"eos\": %d, \"pad\": %d, "
                "\"mask\": %d, \"n_global\": %d, \"stop\": [",
-               (int)mi->family, mi->arch, in->n_layer, in->d_model, in->vocab_size,
+               (int)mi->family, mi->arch, in->n_layer, in->d_model, in->vocab_size, in->n_token_ids,
                in->moe ? "true" : "false", in->n_expert, in->top_k, in->canvas_len,
                in->sliding_window, in->self_cond ? "true" : "false", in->bos_id, in->eos_id,
                in->pad_id, mi->mask_id, 0);

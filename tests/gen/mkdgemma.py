@@ -330,6 +330,8 @@ def parse_args(argv):
     p.add_argument("--top-k", type=int, default=2)
     p.add_argument("--expert-ffn", type=int, default=32)
     p.add_argument("--vocab", type=int, default=400)
+    p.add_argument("--tokenizer-vocab", type=int, help="ids of tokenizer.json (default --vocab); "
+                   "fewer than --vocab leaves embedding rows without a token, as real checkpoints do")
     p.add_argument("--window", type=int, default=8)
     p.add_argument("--canvas", type=int, default=16)
     p.add_argument("--head-gain", type=float, default=1.0)
@@ -366,7 +368,7 @@ def main(argv):
     mkcheckpoint.write_safetensors(os.path.join(a.out, "model.safetensors"), tensors, a.dtype)
     write_json(os.path.join(a.out, "config.json"), make_config(a))
     write_json(os.path.join(a.out, "generation_config.json"), make_generation_config(a))
-    tok = make_tokenizer(a.vocab)
+    tok = make_tokenizer(a.tokenizer_vocab or a.vocab)
     write_json(os.path.join(a.out, "tokenizer.json"), tok)
     if a.gguf:
         write_gguf(a, a.gguf, tensors, tok)

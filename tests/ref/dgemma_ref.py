@@ -50,6 +50,18 @@ def load(model_dir):
     m.K = tc.get("top_k_experts")
     m.F = tc.get("moe_intermediate_size")
     m.V = tc["vocab_size"]
+    # ids with a token (max id + 1, as the engine's tokenizer counts): the sampler
+    # never draws the embedding rows above them
+    m.Vt = m.V
+    tp = os.path.join(model_dir, "tokenizer.json")
+    if os.path.exists(tp):
+        with open(tp, encoding="utf-8") as f:
+            tj = json.load(f)
+        voc = tj["model"].get("vocab") or {}
+        ids = list(voc.values()) if isinstance(voc, dict) else list(range(len(voc)))
+        ids += [a["id"] for a in tj.get("added_tokens", [])]
+        if ids:
+            m.Vt = min(max(ids) + 1, m.V)
     m.canvas = cfg.get("canvas_length", 256)
     m.glob = [t == "full_attention" for t in tc["layer_types"]]
     rp = tc["rope_parameters"]
@@ -229,7 +241,7 @@ def generate(m, prompt, P, trace=None):
     """P: dict max_steps, t_min, t_max, entropy_bound, stability, confidence,
     max_new_tokens, seed, stop_ids, self_cond. Returns dict tokens, n_text, steps,
     hit_stop, last_stop ('steps' | 'confident')."""
-    N, n, V = P["max_steps"], m.canvas, m.V
+    N, n, V = P["max_steps"], m.canvas, m.Vt
     c = Cache(m)
     if prompt:
         encode(m, c, prompt)
@@ -248,7 +260,7 @@ def generate(m, prompt, P, trace=None):
             steps += 1
             amax, H, samp = [], [], []
             for i in range(n):
-                zi = z[i]
+                zi = z[i][:V]
                 amax.append(int(np.argmax(zi)))
                 p = np.exp(zi - zi.max())
                 p /= p.sum()
