@@ -618,6 +618,19 @@ static void eng__init_sampling(eng__run *r, eng_sampling *smp, uint64_t seed) {
 }
 
 /* Fixed-length canvas: every algorithm except DreamOn, all candidates in one batch. */
+/* Step count and block split of a fixed-canvas run: threshold and factor
+ * unmask 32-token blocks left to right by default, the others the whole hole. */
+static void eng__run_blocks(eng__run *r, const eng_diff_params *params) {
+    r->S = params->steps > 0 ? params->steps : r->N;
+    int B = params->block;
+    if (B <= 0)
+        B = (r->alg == ENG_ALG_THRESHOLD || r->alg == ENG_ALG_FACTOR) ? 32 : r->N;
+    if (B > r->N || r->alg == ENG_ALG_P2)
+        B = r->N;
+    r->B = B;
+    r->nb = (r->N + B - 1) / B;
+}
+
 static base_status eng__run_fixed(eng__run *r) {
     eng_diffuser *d = r->d;
     const eng_diff_params *p = r->p;
@@ -889,14 +902,7 @@ base_status eng_diffuse(eng_diffuser *d, const eng_stepper *st, const eng_diff_p
     r.L0 = len;
     r.L = len;
     res->alg = r.alg;
-    r.S = params->steps > 0 ? params->steps : r.N;
-    int B = params->block;
-    if (B <= 0)
-        B = (r.alg == ENG_ALG_THRESHOLD || r.alg == ENG_ALG_FACTOR) ? 32 : r.N;
-    if (B > r.N || r.alg == ENG_ALG_P2)
-        B = r.N;
-    r.B = B;
-    r.nb = (r.N + B - 1) / B;
+    eng__run_blocks(&r, params);
     base_status stt = BASE_OK;
     if (r.alg == ENG_ALG_DREAMON) {
         int max_tokens = len + eng__dreamon_max_hole(params) - r.N;
@@ -1019,14 +1025,7 @@ base_status eng_diffuse_multi(eng_diffuser *d, const eng_stepper *st,
     r.L = L;
     r.hs = hmax;
     res->alg = r.alg;
-    r.S = params->steps > 0 ? params->steps : r.N;
-    int B = params->block;
-    if (B <= 0)
-        B = (r.alg == ENG_ALG_THRESHOLD || r.alg == ENG_ALG_FACTOR) ? 32 : r.N;
-    if (B > r.N || r.alg == ENG_ALG_P2)
-        B = r.N;
-    r.B = B;
-    r.nb = (r.N + B - 1) / B;
+    eng__run_blocks(&r, params);
     stt = eng__run_fixed(&r);
     if (stt != BASE_OK)
         goto out;

@@ -289,7 +289,7 @@ async function runSession(srv, sess, rand, records) {
   const typed = lines.slice(a - 1, b);
   const text0 = [...lines.slice(0, a - 1), '', ...lines.slice(b)].join('\n');
   const doc = new Doc(text0);
-  const uri = 'file:///bench/' + sess.file;
+  const uri = 'file:///bench/' + path.basename(sess.file);
   srv.open(uri, sess.languageId, text0);
   let nReq = 0;
   let nonEmpty = 0;
