@@ -99,6 +99,22 @@ static base_status dg_rope(json_t *tc, const char *kind, const char *path, float
     return BASE_OK;
 }
 
+/* The mask-model info the rest of the engine reads (doctor, --explain), from either
+ * file format's hyper-parameters. */
+static void dg_fill_info(eng_model_info *mi, const eng_dg_info *in) {
+    mi->family = ENG_FAMILY_DIFFUSION_GEMMA;
+    mi->n_layer = in->n_layer;
+    mi->d_model = in->d_model;
+    mi->n_head = in->n_head;
+    mi->n_kv_head = in->n_kv_sliding;
+    mi->head_dim = in->hd_sliding;
+    mi->d_ff = in->d_ff;
+    mi->vocab_size = in->vocab_size;
+    mi->rope_theta = in->theta_sliding;
+    mi->rms_eps = in->rms_eps;
+    mi->shift_logits = false;
+}
+
 static base_status dg_config(eng__dg_model *dg, eng_model_info *mi, json_t *cfg, const char *path,
                              eng_error *err) {
     eng_dg_info *in = &dg->info;
@@ -193,18 +209,7 @@ static base_status dg_config(eng__dg_model *dg, eng_model_info *mi, json_t *cfg,
         return eng__err(err, BASE_ERR_MODEL, "%s: the last layer must be full attention", path);
     in->is_global = dg->is_global;
 
-    /* The mask-model info the rest of the engine reads (doctor, --explain). */
-    mi->family = ENG_FAMILY_DIFFUSION_GEMMA;
-    mi->n_layer = in->n_layer;
-    mi->d_model = in->d_model;
-    mi->n_head = in->n_head;
-    mi->n_kv_head = in->n_kv_sliding;
-    mi->head_dim = in->hd_sliding;
-    mi->d_ff = in->d_ff;
-    mi->vocab_size = in->vocab_size;
-    mi->rope_theta = in->theta_sliding;
-    mi->rms_eps = in->rms_eps;
-    mi->shift_logits = false;
+    dg_fill_info(mi, in);
     mi->tied_head = !json_is_false(json_object_get(tc, "tie_word_embeddings"));
     mi->qkv_bias = false;
     long long maxpos = 0;
@@ -733,16 +738,7 @@ base_status eng__dg_load_gguf(eng_model *m, eng_error *err) {
     in->embed_scale = sqrtf((float)in->d_model);
 
     eng_model_info *mi = &m->info;
-    mi->family = ENG_FAMILY_DIFFUSION_GEMMA;
-    mi->n_layer = in->n_layer;
-    mi->d_model = in->d_model;
-    mi->n_head = in->n_head;
-    mi->n_kv_head = in->n_kv_sliding;
-    mi->head_dim = in->hd_sliding;
-    mi->d_ff = in->d_ff;
-    mi->vocab_size = in->vocab_size;
-    mi->rope_theta = in->theta_sliding;
-    mi->rms_eps = in->rms_eps;
+    dg_fill_info(mi, in);
     mi->tied_head = !eng__find(m, "output.weight");
     mi->max_context = BASE_MIN(ctx, 32768);
     if ((st = dg_bind(m, dg, err)))
