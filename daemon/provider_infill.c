@@ -6,6 +6,7 @@
  * candidates post-processed on the loop thread with each session's
  * per-document syntax trees (ifl_syntax on lsp_server_docs); the worker only
  * runs the model. */
+#include "config.h"
 #include "infill.h"
 #include "provider.h"
 #include "source.h"
@@ -412,6 +413,74 @@ static bool dmn__refuse(dmn__prov *p, lsp_server *srv, const lsp_completion_req 
     return true;
 }
 
+/* llama-infill's "input_extra": the session's other open documents, most
+ * recently touched first, each one's head cut at a line end, until
+ * source.extraContextChars bytes of text (default 4096, 0 = off) are used.
+ * The exclusion rules that keep the current file from a model apply to each
+ * of them. NULL when there is nothing to send (or another source is in use). */
+#define DMN__EXTRA_DEFAULT 4096
+static char *dmn__input_extra(lsp_server *srv, const char *cur_uri) {
+    const json_t *set = lsp_server_settings(srv);
+    const json_t *src = json_object_get(set, "source");
+    if (!json_is_object(src) || !json_is_string(json_object_get(src, "kind")) ||
+        strcmp(json_string_value(json_object_get(src, "kind")), "remote") != 0)
+        return NULL;
+    const char *api = json_string_value(json_object_get(src, "api"));
+    if (!api || strcmp(api, "llama-infill") != 0)
+        return NULL;
+    json_t *lim = json_object_get(src, "extraContextChars");
+    size_t left = json_is_integer(lim)
+                      ? (json_integer_value(lim) > 0 ? (size_t)json_integer_value(lim) : 0)
+                      : DMN__EXTRA_DEFAULT;
+    lsp_doc_store *docs = lsp_server_docs(srv);
+    size_t n = lsp_doc_count(docs);
+    if (left == 0 || n < 2)
+        return NULL;
+    const lsp_doc **order = malloc(n * sizeof *order);
+    if (!order)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const lsp_doc *d = lsp_doc_at(docs, i);
+        const char *u = lsp_doc_uri(d);
+        if (!d || !u || (cur_uri && strcmp(u, cur_uri) == 0) ||
+            !dmn_config_allows(set, u, lsp_doc_language_id(d)))
+            continue;
+        /* Insertion by recency: a session holds a handful of documents. */
+        size_t j = k++;
+        while (j > 0 && lsp_doc_touched(order[j - 1]) < lsp_doc_touched(d)) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = d;
+    }
+    json_t *arr = k ? json_array() : NULL;
+    for (size_t i = 0; arr && i < k && left > 0; i++) {
+        size_t len = 0;
+        const char *t = lsp_doc_text(order[i], &len);
+        size_t take = len;
+        if (take > left) {
+            /* Whole lines only: the last line end within the bound. */
+            take = left;
+            while (take > 0 && t[take - 1] != '\n')
+                take--;
+        }
+        if (take == 0)
+            continue;
+        const char *u = lsp_doc_uri(order[i]);
+        const char *name = strncmp(u, "file://", 7) == 0 ? u + 7 : u;
+        json_t *txt = json_stringn(t, take);
+        if (!txt) /* not UTF-8: not sent */
+            continue;
+        json_array_append_new(arr, json_pack("{s:s,s:o}", "filename", name, "text", txt));
+        left -= take;
+    }
+    free(order);
+    char *out = arr && json_array_size(arr) ? json_dumps(arr, JSON_COMPACT) : NULL;
+    json_decref(arr);
+    return out;
+}
+
 static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *req) {
     dmn__prov *p = ud;
     if (p->source_error) {
@@ -504,7 +573,10 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
     e->cursor = req->cursor;
     e->next = p->pending;
     p->pending = e;
+    char *extra = dmn__input_extra(srv, req->uri);
+    r.input_extra = extra;
     e->job_id = ifl_worker_submit(p->worker, dmn__group(srv, req->uri), e, &r);
+    free(extra);
     if (e->job_id == 0) {
         p->pending = e->next;
         dmn__pending_free(e);

@@ -228,6 +228,11 @@ typedef struct ifl_doc_req {
     /* Leave res.items empty: the caller runs ifl_doc_post on its own thread
      * (the LSP path post-processes with the document's tree). */
     bool defer_post;
+    /* Other files' chunks for a remote llama-infill source, as the JSON text
+     * of /infill's "input_extra" ([{"filename", "text"}], already filtered
+     * by the exclusion rules and bounded by source.extraContextChars);
+     * NULL = none. Worker jobs copy it. */
+    const char *input_extra;
 } ifl_doc_req;
 
 void ifl_doc_req_default(ifl_doc_req *r);

@@ -796,6 +796,15 @@ static char *ifl__request_json(const ifl_remote *r, const ifl_source_req *sr, si
         ok = pre && suf;
         json_object_set_new(o, "input_prefix", pre ? pre : json_null());
         json_object_set_new(o, "input_suffix", suf ? suf : json_null());
+        /* Other open files (llama.cpp server README, POST /infill:
+         * "input_extra": [{"filename": ..., "text": ...}]), built and
+         * filtered by the daemon; a malformed one is dropped, not sent. */
+        const char *ex = sr->doc ? sr->doc->input_extra : NULL;
+        json_t *je = ex ? json_loads(ex, 0, NULL) : NULL;
+        if (json_is_array(je) && json_array_size(je) > 0)
+            json_object_set_new(o, "input_extra", je);
+        else
+            json_decref(je);
     } else if (api == IFL_API_COMPLETIONS_TEMPLATE) {
         size_t tl = 0;
         char *t = ifl_fim_render(r->cfg.tmpl, p, pl, q, ql, &tl);

@@ -42,6 +42,7 @@ void ifl_job_free(ifl_job *j) {
         return;
     ifl_doc_res_free(&j->res);
     free((char *)j->req.text);
+    free((char *)j->req.input_extra);
     free(j);
 }
 
@@ -296,15 +297,18 @@ void ifl_worker_load(ifl_worker *w, const char *dir) {
 uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl_doc_req *req) {
     ifl_job *j = calloc(1, sizeof *j);
     char *text = malloc(req->len + 1);
-    if (!j || !text) {
+    char *extra = req->input_extra ? strdup(req->input_extra) : NULL;
+    if (!j || !text || (req->input_extra && !extra)) {
         free(j);
         free(text);
+        free(extra);
         return 0;
     }
     memcpy(text, req->text, req->len);
     text[req->len] = 0;
     j->req = *req;
     j->req.text = text;
+    j->req.input_extra = extra;
     j->group = group;
     j->owner = owner;
     ifl_job *dropped = NULL;

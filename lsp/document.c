@@ -18,6 +18,7 @@ struct lsp_doc {
     size_t *lines; /* lines[i]: byte offset where line i starts; lines[0] == 0 */
     size_t n_lines;
     size_t cap_lines;
+    uint64_t touched; /* the store's sequence at the last open or edit */
 };
 
 struct lsp_doc_store {
@@ -25,6 +26,7 @@ struct lsp_doc_store {
     size_t n_docs, cap_docs;
     lsp_doc_listener listeners[LSP__MAX_LISTENERS];
     size_t n_listeners;
+    uint64_t seq; /* counts opens and edits: recency for lsp_doc_touched */
 };
 
 lsp_doc_store *lsp_doc_store_new(void) { return calloc(1, sizeof(lsp_doc_store)); }
@@ -76,6 +78,10 @@ lsp_doc *lsp_doc_get(lsp_doc_store *s, const char *uri) {
 }
 
 size_t lsp_doc_count(const lsp_doc_store *s) { return s ? s->n_docs : 0; }
+
+lsp_doc *lsp_doc_at(lsp_doc_store *s, size_t i) { return s && i < s->n_docs ? s->docs[i] : NULL; }
+
+uint64_t lsp_doc_touched(const lsp_doc *d) { return d ? d->touched : 0; }
 
 static base_status lsp__lines_reserve(lsp_doc *d, size_t extra) {
     if (d->n_lines + extra <= d->cap_lines)
@@ -156,6 +162,7 @@ base_status lsp_doc_open(lsp_doc_store *s, const char *uri, const char *language
         return BASE_ERR_NOMEM;
     d->store = s;
     d->version = version;
+    d->touched = ++s->seq;
     base_buf_init(&d->text);
     d->uri = strdup(uri);
     d->language_id = strdup(language_id ? language_id : "");
@@ -336,8 +343,10 @@ base_status lsp_doc_replace_all(lsp_doc *d, int64_t version, const char *text, s
     if (!d || (!text && len))
         return BASE_ERR_INVALID;
     base_status st = lsp__splice(d, 0, d->text.len, text ? text : "", len);
-    if (st == BASE_OK)
+    if (st == BASE_OK) {
         d->version = version;
+        d->touched = ++d->store->seq;
+    }
     return st;
 }
 
@@ -355,7 +364,10 @@ base_status lsp_doc_apply(lsp_doc *d, lsp_pos_encoding enc, uint32_t start_line,
         return st;
     if (b < a)
         return BASE_ERR_RANGE;
-    return lsp__splice(d, a, b, text ? text : "", len);
+    st = lsp__splice(d, a, b, text ? text : "", len);
+    if (st == BASE_OK)
+        d->touched = ++d->store->seq;
+    return st;
 }
 
 void lsp_doc_set_version(lsp_doc *d, int64_t version) {

@@ -48,6 +48,8 @@ base_status lsp_doc_open(lsp_doc_store *s, const char *uri, const char *language
 base_status lsp_doc_close(lsp_doc_store *s, const char *uri);
 lsp_doc *lsp_doc_get(lsp_doc_store *s, const char *uri); /* borrowed; NULL if not open */
 size_t lsp_doc_count(const lsp_doc_store *s);
+/* The i-th open document (any order; NULL past the end), for walking them all. */
+lsp_doc *lsp_doc_at(lsp_doc_store *s, size_t i);
 
 /* Replaces the whole text (full sync). Published as one edit. */
 base_status lsp_doc_replace_all(lsp_doc *d, int64_t version, const char *text, size_t len);
@@ -62,6 +64,8 @@ void lsp_doc_set_version(lsp_doc *d, int64_t version);
 const char *lsp_doc_uri(const lsp_doc *d);
 const char *lsp_doc_language_id(const lsp_doc *d);
 int64_t lsp_doc_version(const lsp_doc *d);
+/* Grows with every open and edit in the store: larger = more recently touched. */
+uint64_t lsp_doc_touched(const lsp_doc *d);
 /* Current text, NUL-terminated; valid until the next edit. */
 const char *lsp_doc_text(const lsp_doc *d, size_t *len);
 size_t lsp_doc_line_count(const lsp_doc *d);

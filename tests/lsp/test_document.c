@@ -169,6 +169,31 @@ static void test_random(lsp_doc_store *s) {
     CHECK_EQ_U(lsp_doc_line_count(d), nl);
 }
 
+/* lsp_doc_at walks every open document; lsp_doc_touched orders them by the
+ * last open or edit (llama-infill's input_extra sends the newest first). */
+static void test_recency(void) {
+    lsp_doc_store *s = lsp_doc_store_new();
+    CHECK_EQ_I(lsp_doc_open(s, "file:///a", "c", 1, "a\n", 2), BASE_OK);
+    CHECK_EQ_I(lsp_doc_open(s, "file:///b", "c", 1, "b\n", 2), BASE_OK);
+    lsp_doc *a = lsp_doc_get(s, "file:///a"), *b = lsp_doc_get(s, "file:///b");
+    CHECK(lsp_doc_touched(b) > lsp_doc_touched(a));
+    CHECK_EQ_I(lsp_doc_apply(a, LSP_ENC_UTF8, 0, 0, 0, 0, "x", 1), BASE_OK);
+    CHECK(lsp_doc_touched(a) > lsp_doc_touched(b));
+    CHECK_EQ_I(lsp_doc_replace_all(b, 2, "c\n", 2), BASE_OK);
+    CHECK(lsp_doc_touched(b) > lsp_doc_touched(a));
+    /* A failed edit does not count. */
+    uint64_t ta = lsp_doc_touched(a);
+    CHECK_EQ_I(lsp_doc_apply(a, LSP_ENC_UTF8, 9, 0, 9, 0, "x", 1), BASE_ERR_RANGE);
+    CHECK_EQ_U(lsp_doc_touched(a), ta);
+    int seen = 0;
+    for (size_t i = 0; lsp_doc_at(s, i); i++)
+        seen += lsp_doc_at(s, i) == a || lsp_doc_at(s, i) == b;
+    CHECK_EQ_I(seen, 2);
+    CHECK(lsp_doc_at(s, 2) == NULL);
+    CHECK_EQ_U(lsp_doc_touched(NULL), 0);
+    lsp_doc_store_free(s);
+}
+
 int main(void) {
     lsp_doc_store *s = lsp_doc_store_new();
     lsp_doc_listener l = {.opened = on_open, .edited = on_edit, .closed = on_close};
@@ -176,6 +201,7 @@ int main(void) {
     test_encodings(s);
     test_crlf_and_end(s);
     test_random(s);
+    test_recency();
     CHECK_EQ_I(n_opened, 3);
     CHECK_EQ_I(n_closed, 2);
     CHECK_EQ_U(lsp_doc_count(s), 1);

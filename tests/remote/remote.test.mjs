@@ -448,3 +448,48 @@ test('streaming: a cancelled request closes its stream (the server sees it at it
   assert.ok(closed.t - t0 < 1.0, `closed ${(closed.t - t0).toFixed(3)} s after the cancel (one event interval is 0.4 s)`);
   await done(s);
 });
+
+// llama.cpp server README, POST /infill: "input_extra": [{"filename": ..., "text": ...}],
+// chunks of other files. infilld sends the session's other open documents.
+test('llama-infill input_extra: other open files, most recently edited first, never excluded ones, bounded', async () => {
+  const UTIL = 'def helper(x):\n    return x * 2\n';
+  const NOTES = 'def note():\n    pass\n';
+  const body = async (extra, edit) => {
+    const s = await remote({ ...INFILL, ...extra }, { exclude: ['*.secret.py'] });
+    await open(s.conn, 'file:///w/util.py', UTIL);
+    await open(s.conn, 'file:///w/.env', 'TOKEN=hunter2\n');
+    await open(s.conn, 'file:///w/k.secret.py', 'KEY = "hunter3"\n');
+    await open(s.conn, 'file:///w/notes.py', NOTES);
+    if (edit) // util.py becomes the most recently edited
+      await s.conn.sendNotification('textDocument/didChange',
+        { textDocument: { uri: 'file:///w/util.py', version: 2 }, contentChanges: [{ text: edit }] });
+    const n0 = requests().length;
+    const r = await ask(s, 'file:///w/main.py', DOC, 1, 11);
+    assert.equal(r.items[0].insertText, 'a + b');
+    const g = requests().slice(n0)[0];
+    assert.equal(g.path, '/infill');
+    assert.ok(!g.body.includes('hunter2') && !g.body.includes('hunter3'), 'an excluded file was sent');
+    await done(s);
+    return JSON.parse(g.body);
+  };
+  const want = FIX('llama-infill.json').request;
+  // Default bound: both allowed files whole, the newest first; not the current file.
+  let b = await body({});
+  assert.deepEqual(Object.keys(want.input_extra[0]).sort(), ['filename', 'text']);
+  assert.deepEqual(b.input_extra, [{ filename: '/w/notes.py', text: NOTES }, { filename: '/w/util.py', text: UTIL }]);
+  const EDITED = 'def helper(x):\n    return x * 3\n# more\n';
+  b = await body({}, EDITED);
+  assert.deepEqual(b.input_extra.map((c) => c.filename), ['/w/util.py', '/w/notes.py']);
+  assert.equal(b.input_extra[0].text, EDITED);
+  // A bound of 50 bytes: whole lines of the newest file first, the total within it.
+  b = await body({ extraContextChars: 50 }, EDITED + 'x = 1\n'.repeat(20));
+  const total = b.input_extra.reduce((n, c) => n + Buffer.byteLength(c.text), 0);
+  assert.ok(total > 0 && total <= 50, `total ${total}`);
+  assert.equal(b.input_extra[0].filename, '/w/util.py');
+  // 39 + 6 bytes of whole lines fit, the next line would not; notes.py's
+  // first line does not fit in the 5 left.
+  assert.deepEqual(b.input_extra, [{ filename: '/w/util.py', text: EDITED + 'x = 1\n' }]);
+  // 0 switches it off.
+  b = await body({ extraContextChars: 0 });
+  assert.ok(!('input_extra' in b));
+});
