@@ -24,7 +24,7 @@ struct ifl_model {
     ifl_step_wrap_fn wrap;
     void *wrap_ud;
     eng_dg_ctx *dg; /* DiffusionGemma: its passes instead of ctx/diff (dgemma_fim.c) */
-    int n_starved; /* requests refused ("no step fits") since the last run */
+    int n_starved;  /* requests refused ("no step fits") since the last run */
 };
 
 void ifl_model_opts_default(ifl_model_opts *o) {
