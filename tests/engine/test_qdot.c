@@ -49,7 +49,11 @@ static uint16_t f16_bits(float x) {
         uint32_t u;
     } v = {x};
     int e = (int)((v.u >> 23) & 0xFF) - 127 + 15;
-    return (uint16_t)((e << 10) | ((v.u >> 13) & 0x3FF));
+    if (e < 1) /* below f16's normal range: its smallest normal */
+        return 0x0400;
+    if (e > 30)
+        return 0x7BFF;
+    return (uint16_t)(((unsigned)e << 10) | ((v.u >> 13) & 0x3FF));
 }
 static void put_f16(uint8_t *p, float x) {
     uint16_t h = f16_bits(x);
