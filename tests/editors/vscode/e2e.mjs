@@ -357,8 +357,14 @@ try {
         got = await until(`${what}: an answer`, async () => {
           const a = answers().slice(before).filter((x) => x.kind === 'items');
           return a.length > 0 ? a[a.length - 1] : false;
-        }, 90000);
+        }, 45000);
       } catch (e) {
+        // A keystroke VS Code did not follow with an inline request (the
+        // widget was still settling) leaves nothing to wait for: type on.
+        if (attempt < 4) {
+          log(`${what}: no answer within 45 s, typing one more character (attempt ${attempt + 1})`);
+          continue;
+        }
         check(false, `${what}: the daemon answered`, String(e));
         return undefined;
       }
