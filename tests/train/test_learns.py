@@ -5,8 +5,10 @@
 
 Trains a 2-layer, 64-wide Dream model with tools/train/train.py for 300 steps on a
 generated corpus whose files repeat one line shape (`return NAME_value + NAME_offset`,
-six names), with the shipped tokenizer, one thread and fixed seeds. The masked-token
-loss must start near the uniform value (> 5 nats) and end below 2 nats: a trainer whose
+six names), with the shipped tokenizer, one thread, one batch-drawing worker process and
+fixed seeds, 30 % of the steps autoregressive (causal, --p-ar). The loss must start near
+the uniform value (> 5 nats) and end below 2 nats, for the masked and for the
+autoregressive steps alike: a trainer whose
 objective, masking, shift or optimiser step is broken stays at the unigram level, which
 is what a model trained on real code for too few steps also shows, so this tells the
 two apart. Needs python3-torch.
@@ -53,12 +55,17 @@ def main():
                          "--hidden", "64", "--layers", "2", "--heads", "2", "--kv-heads", "1",
                          "--ffn", "128", "--seq-len", "64", "--batch", "16", "--warmup", "10",
                          "--steps", "300", "--ckpt-min", "1000", "--log-every", "25",
-                         "--threads", "1", "--p-infill", "0.3", "--max-pads", "4"])
+                         "--threads", "1", "--p-infill", "0.3", "--max-pads", "4",
+                         "--p-ar", "0.3", "--workers", "1"])
         if rc != 0:
             print("FAIL: train.py exited with %d" % rc)
             return 1
         with open(os.path.join(out, "log.tsv"), encoding="utf-8") as f:
-            losses = [float(line.split("\t")[2]) for line in f if line.strip()]
+            rows = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+        losses = [float(r[2]) for r in rows]
+        # Columns 6 and 7: the masked and the autoregressive steps' own means.
+        last = {k: [float(r[c]) for r in rows[-4:] if len(r) > c and r[c] != "-"]
+                for k, c in (("mdm", 5), ("ar", 6))}
     print("loss by 25 steps: %s" % " ".join("%.2f" % x for x in losses))
     if len(losses) != 12:
         print("FAIL: %d log lines, expected 12" % len(losses))
@@ -69,7 +76,12 @@ def main():
     if losses[-1] >= 2.0:
         print("FAIL: last loss %.2f >= 2: the trainer did not learn the toy corpus" % losses[-1])
         return 1
-    print("ok: %.2f -> %.2f nats per masked token" % (losses[0], losses[-1]))
+    for k, v in last.items():
+        if not v or max(v) >= 2.0:
+            print("FAIL: %s steps of the last 100: %s (none, or not below 2 nats)" % (k, v))
+            return 1
+    print("ok: %.2f -> %.2f nats per masked token; last 100 steps: masked %s, "
+          "autoregressive %s" % (losses[0], losses[-1], last["mdm"], last["ar"]))
     return 0
 
 

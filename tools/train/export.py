@@ -170,6 +170,17 @@ def export(cfg, weights, tok_path, out, dtype):
 
 
 def load_ckpt(path, which):
+    if os.path.isdir(path):
+        # A model folder (what tools/train/gpu.sh brings back): its weights as they are.
+        with open(os.path.join(path, "config.json"), encoding="utf-8") as f:
+            c = json.load(f)
+        cfg = {k: c[k] for k in ("vocab_size", "hidden_size", "num_hidden_layers",
+                                 "num_attention_heads", "num_key_value_heads",
+                                 "intermediate_size", "rope_theta", "rms_norm_eps",
+                                 "max_position_embeddings")}
+        with open(os.path.join(path, "train_state.json"), encoding="utf-8") as f:
+            state = json.load(f)
+        return cfg, read_safetensors(os.path.join(path, "model.safetensors")), state
     import torch
     ck = torch.load(path, map_location="cpu")
     sd = ck["ema"] if which == "ema" else ck["model"]
@@ -188,7 +199,10 @@ def main(argv):
     cfg, weights, state = load_ckpt(a.ckpt, a.weights)
     export(cfg, weights, a.tokenizer, a.out, a.dtype)
     info = {"step": state["step"], "tokens": state["tokens"], "seconds": state["seconds"],
-            "weights": a.weights}
+            "weights": state.get("weights", a.weights)}
+    for k in ("device",):
+        if k in state:
+            info[k] = state[k]
     write_json(os.path.join(a.out, "train_state.json"), info)
     print("export: %s at step %d (%d tokens) -> %s" % (a.weights, state["step"], state["tokens"],
                                                         a.out))

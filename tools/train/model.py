@@ -153,14 +153,23 @@ class DreamLM(nn.Module):
             else:
                 nn.init.normal_(p, std=std)
 
-    def hidden(self, ids, valid=None):
-        """Final-norm hidden states [B, N, D]; valid [B, N] bool masks padded keys."""
+    def hidden(self, ids, valid=None, causal=False):
+        """Final-norm hidden states [B, N, D]; valid [B, N] bool masks padded keys.
+
+        causal=True is the autoregressive warm start (train.py --p-ar): Dream itself
+        starts from an autoregressive model, and its logit shift keeps that model's
+        meaning of each row (row i predicts token i + 1), so the same weights continue
+        as a masked-diffusion model with full attention.
+        """
         n = ids.shape[1]
         cos, sin = rope_tables(self.cfg, n, ids.device)
         key_bias = None
         if valid is not None and not bool(valid.all()):
             key_bias = torch.zeros(valid.shape, dtype=torch.float32, device=ids.device)
             key_bias = key_bias.masked_fill(~valid, float("-inf"))[:, None, None, :]
+        if causal:
+            tri = torch.full((n, n), float("-inf"), device=ids.device).triu(1)
+            key_bias = tri if key_bias is None else key_bias + tri
         h = self.model.embed_tokens(ids)
         for layer in self.model.layers:
             h = layer(h, cos, sin, key_bias)

@@ -10,7 +10,9 @@
 # --weighting mean (the 1/t-weighted loss swung between 5 and 33 from batch to batch);
 # 580-706 --p-infill 0.9; from 706 on --p-infill 0.3: an infill sequence supervises only
 # its ~24 hole tokens, a whole-window one ~128, and after 706 steps (~300k supervised
-# tokens) the model was still context-free (top-1 p ≈ 0.02, the unigram).
+# tokens) the model was still context-free (top-1 p ≈ 0.02, the unigram); from 865 on
+# --p-ar 1.0, the autoregressive warm start (Dream's recipe: an autoregressive model,
+# whose every token is a target, continued as a masked-diffusion one).
 # TRAIN_NICE (default 10) sets its priority.
 # The PID goes to CACHE/train.pid; kill -TERM saves and exits, kill -STOP/-CONT pause.
 set -e

@@ -29,6 +29,7 @@ from resume.pt. kill -STOP/-CONT pause it.
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -164,6 +165,23 @@ class Sampler:
         ids = self.enc.encode(text[s:s + a.seq_len * 6])[: a.seq_len - 2]
         return [sp.bos] + ids + [sp.eos], 1, 1 + len(ids)
 
+    def ar_batch(self, n):
+        """ids, valid, target rows, weights for an autoregressive step: windows as mdm()
+        draws them, every token a target (predicted by the row before it, the same
+        shift the masked steps use), a random --ar-keep share of them through the head."""
+        exs = [self.mdm() for _ in range(n)]
+        L = max(len(x[0]) for x in exs)
+        ids = torch.full((n, L), self.sp.eos, dtype=torch.long)
+        valid = torch.zeros((n, L), dtype=torch.bool)
+        for b, (x, _, _) in enumerate(exs):
+            ids[b, :len(x)] = torch.tensor(x)
+            valid[b, :len(x)] = True
+        target = valid.clone()
+        target[:, 0] = False
+        target &= torch.rand((n, L)) < self.args.ar_keep
+        weight = target.float() / target.float().sum(1, keepdim=True).clamp(min=1)
+        return ids, valid, target, weight
+
     def batch(self, n):
         """ids, valid, masked ids, mask, weights: [n, L] tensors."""
         exs = [self.infill() if self.rng.random() < self.args.p_infill else self.mdm()
@@ -193,8 +211,33 @@ class Sampler:
         return ids, valid, noisy, mask, weight
 
 
-def loss_fn(model, ids, valid, noisy, mask, weight):
-    h = model.hidden(noisy, valid)
+def draw(sampler, a):
+    """One training batch: ("ar", tensors) or ("mdm", tensors), by --p-ar."""
+    if a.p_ar > 0 and sampler.rng.random() < a.p_ar:
+        return "ar", sampler.ar_batch(a.batch)
+    return "mdm", sampler.batch(a.batch)
+
+
+class Batches(torch.utils.data.IterableDataset):
+    """Batches drawn in --workers processes (a GPU step outruns one Python tokenizer);
+    each worker has its own sampler seeded from the run's seed, the step it starts at
+    and its worker index."""
+
+    def __init__(self, corpus, enc, sp, a, seed):
+        self.args = (corpus, enc, sp, a, seed)
+
+    def __iter__(self):
+        corpus, enc, sp, a, seed = self.args
+        info = torch.utils.data.get_worker_info()
+        wid = info.id if info else 0
+        torch.manual_seed(seed * 7919 + wid)
+        sampler = Sampler(corpus, enc, sp, a, seed * 7919 + wid)
+        while True:
+            yield draw(sampler, a)
+
+
+def loss_fn(model, ids, valid, noisy, mask, weight, causal=False):
+    h = model.hidden(noisy, valid, causal)
     # Dream's shift: token i is predicted from row i - 1; position 0 is never masked.
     bi, ti = mask.nonzero(as_tuple=True)
     logits = model.lm_head(h[bi, ti - 1])
@@ -206,7 +249,7 @@ def loss_fn(model, ids, valid, noisy, mask, weight):
 
 def to_bf16(obj):
     if torch.is_tensor(obj):
-        return obj.to(torch.bfloat16) if obj.is_floating_point() else obj
+        return obj.to("cpu", torch.bfloat16) if obj.is_floating_point() else obj.cpu()
     if isinstance(obj, dict):
         return {k: to_bf16(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -253,6 +296,11 @@ def main(argv):
     p.add_argument("--decay", type=float, default=0.2)
     p.add_argument("--ema", type=float, default=0.998)
     p.add_argument("--p-infill", type=float, default=0.7)
+    p.add_argument("--p-ar", type=float, default=0.0,
+                   help="share of steps that are autoregressive (causal attention, every "
+                   "token a target): the warm start Dream's recipe uses")
+    p.add_argument("--ar-keep", type=float, default=0.5,
+                   help="share of an autoregressive step's tokens sent through the head")
     p.add_argument("--max-middle", type=int, default=64)
     p.add_argument("--max-pads", type=int, default=40)
     p.add_argument("--weighting", choices=("mean", "elbo"), default="mean")
@@ -260,6 +308,11 @@ def main(argv):
     p.add_argument("--ckpt-min", type=float, default=5.0)
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--bench", type=int, default=0, help="time N steps, print tokens/s, exit")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (newer PyTorch)")
+    p.add_argument("--workers", type=int, default=0,
+                   help="processes that draw batches (0: the training process itself)")
+    p.add_argument("--minutes", type=float, default=0,
+                   help="save and stop after this much wall time (0: no limit)")
     a = p.parse_args(argv)
 
     torch.set_num_threads(a.threads)
@@ -270,18 +323,21 @@ def main(argv):
     enc, sp = bpe.Encoder(tok), Specials(tok)
     vocab = len(tok["model"]["vocab"]) + len(tok["added_tokens"])
     ckpt_path = os.path.join(a.out, "resume.pt")
-    ck = torch.load(ckpt_path) if a.resume else None
+    ck = torch.load(ckpt_path, map_location="cpu") if a.resume else None
     if ck:
         cfg = Config(**ck["config"])
     else:
         cfg = Config(vocab_size=vocab, hidden_size=a.hidden, num_hidden_layers=a.layers,
                      num_attention_heads=a.heads, num_key_value_heads=a.kv_heads,
                      intermediate_size=a.ffn, max_position_embeddings=a.seq_len)
+    dev = torch.device(a.device)
     model = DreamLM(cfg)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.98), weight_decay=0.05)
     state = {"step": 0, "tokens": 0, "seconds": 0.0}
     if ck:
         model.load_state_dict({k: v.float() for k, v in ck["model"].items()})
+    model.to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.98), weight_decay=0.05)
+    if ck:
         osd = ck["opt"]
         for s in osd["state"].values():
             for k, v in list(s.items()):
@@ -289,7 +345,7 @@ def main(argv):
                     s[k] = v.float()
         opt.load_state_dict(osd)
         state = ck["state"]
-        ema = {k: v.float() for k, v in ck["ema"].items()}
+        ema = {k: v.float().to(dev) for k, v in ck["ema"].items()}
     else:
         ema = {k: v.detach().clone() for k, v in model.state_dict().items()}
     print("train: %d parameters (%d without embeddings), config %s" %
@@ -298,7 +354,13 @@ def main(argv):
     corpus = load_corpus(a.corpus, a.max_mb_per_lang, a.seed)
     print("train: corpus %s" % {k: (len(v), sum(map(len, v))) for k, v in corpus.items()},
           flush=True)
-    sampler = Sampler(corpus, enc, sp, a, a.seed * 1000003 + state["step"])
+    seed = a.seed * 1000003 + state["step"]
+    if a.workers > 0:
+        batches = iter(torch.utils.data.DataLoader(
+            Batches(corpus, enc, sp, a, seed), batch_size=None, num_workers=a.workers,
+            pin_memory=dev.type == "cuda", prefetch_factor=4, persistent_workers=True))
+    else:
+        sampler = Sampler(corpus, enc, sp, a, seed)
     if ck and "rng" in ck["state"]:
         torch.set_rng_state(ck["state"]["rng"])
 
@@ -313,14 +375,26 @@ def main(argv):
     last_ck = time.time()
     t0 = time.time()
     acc_loss, acc_n = 0.0, 0
+    acc_kind = {}
     bench_tok, bench_t = 0, None
-    while state["step"] < a.steps and not stop["flag"]:
+    while state["step"] < a.steps and not stop["flag"] and not (
+            a.minutes and time.time() - t0 > a.minutes * 60):
         step = state["step"]
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a)
         ts = time.time()
-        batch = sampler.batch(a.batch)
-        loss, ntok = loss_fn(model, *batch)
+        kind, tensors = next(batches) if a.workers > 0 else draw(sampler, a)
+        tensors = [x.to(dev, non_blocking=True) for x in tensors]
+        # bf16 autocast on a GPU; the loss and the optimizer stay in f32.
+        with (torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+              if dev.type == "cuda" else contextlib.nullcontext()):
+            if kind == "ar":
+                ids, valid, target, weight = tensors
+                loss, ntok = loss_fn(model, ids, valid, ids, target, weight, causal=True)
+            else:
+                loss, ntok = loss_fn(model, *tensors)
+        acc_kind[kind] = acc_kind.get(kind, (0.0, 0))
+        acc_kind[kind] = (acc_kind[kind][0] + float(loss), acc_kind[kind][1] + 1)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -346,11 +420,16 @@ def main(argv):
                 return 0
             continue
         if state["step"] % a.log_every == 0:
-            log.write("%d\t%d\t%.4f\t%.2e\t%.0f\n" % (state["step"], state["tokens"],
-                                                     acc_loss / acc_n, lr_at(step, a),
-                                                     state["seconds"]))
+            # Columns 6 and 7: the mean loss of the masked and the autoregressive steps
+            # in the interval ("-" where there were none); column 3 mixes both.
+            kl = ["%.4f" % (acc_kind[k][0] / acc_kind[k][1]) if k in acc_kind else "-"
+                  for k in ("mdm", "ar")]
+            log.write("%d\t%d\t%.4f\t%.2e\t%.0f\t%s\t%s\n" % (
+                state["step"], state["tokens"], acc_loss / acc_n, lr_at(step, a),
+                state["seconds"], kl[0], kl[1]))
             log.flush()
             acc_loss, acc_n = 0.0, 0
+            acc_kind = {}
         if time.time() - last_ck > a.ckpt_min * 60:
             state["rng"] = torch.get_rng_state()
             save(ckpt_path, model, ema, opt, state)
