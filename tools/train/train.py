@@ -15,6 +15,10 @@ Objective, per sequence (mixed by --p-infill):
           are masked with probability t, t ~ stratified U(0,1), at least one.
   mdm     plain masked diffusion over a window of a file: every token masked with
           probability t.
+  ar      (--p-ar of the steps) autoregressive: a window as mdm draws it, causal
+          attention, every token a target of the row before it (--ar-keep of them
+          through the head) — the warm start Dream's recipe uses (an autoregressive model
+          continued as a masked-diffusion one; the logit shift keeps each row's meaning).
 Loss: cross-entropy on masked tokens with Dream's logit shift (row i-1 predicts token i,
 so only the rows that predict a masked token go through the LM head), weighted by
 --weighting: `elbo` = 1/t averaged over each sequence's maskable length (the MDM ELBO;
