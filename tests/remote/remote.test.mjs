@@ -54,7 +54,9 @@ async function remote(source, extra = {}) {
     // A generous budget: these tests are about the remote source, and the
     // sanitizer build on two shared cores can spend the default one before
     // the request reaches the server.
-    initOptions: { source, timeBudgetMs: 20000, ...extra },
+    // One candidate unless a test asks for more: each extra one is another
+    // request for the APIs without "n", and these tests count requests.
+    initOptions: { source, timeBudgetMs: 20000, candidates: 1, ...extra },
   });
   await s.conn.sendNotification('$/setTrace', { value: 'verbose' });
   s.logFile = logFile;
@@ -124,7 +126,7 @@ test('server failures: each a clear error, the daemon keeps serving, the key nev
     ['500', /answered HTTP 500: internal error/],
     ['badjson', /not a JSON object/],
     ['huge', /larger than 1048576 bytes/],
-    ['drop', /remote: /],
+    ['drop', /closed the connection after the request was sent \(it is not sent again\)|Empty reply from server/],
     ['slow', /no answer from .* within 700 ms/],
   ];
   for (const [sc, re] of cases) {
@@ -140,6 +142,10 @@ test('server failures: each a clear error, the daemon keeps serving, the key nev
     const ok = await ask(s, 'file:///w/ok.py', DOC, 1, 11);
     assert.equal(ok.items[0].insertText, 'a + b', `${sc}: still serving`);
   }
+  // A request that reached the server is never sent again (only a connection
+  // that failed before sending is retried).
+  assert.equal(requests().filter((e) => e.scenario === 'drop').length, 1, 'the dropped request was not retried');
+  assert.ok(!/retry \d in/.test(fs.readFileSync(s.logFile, 'utf8')), 'no retry was logged');
   // The 401 body echoed the Authorization header: no sink carries it.
   assert.ok(requests().some((e) => e.scenario === '401'));
   assert.ok(!sinks(s, s.logFile).includes(KEY), 'no log, trace or message carries the key');
@@ -492,4 +498,55 @@ test('llama-infill input_extra: other open files, most recently edited first, ne
   // 0 switches it off.
   b = await body({ extraContextChars: 0 });
   assert.ok(!('input_extra' in b));
+});
+
+// The pipeline's candidate count (invoked: "candidates", default 3): "n" for
+// the APIs that take it (OpenAI completions and chat, vLLM), else that many
+// requests at once (openai-fim, llama-infill). Every candidate is validated
+// like a local one (the syntax check drops "a + ("), equal texts count once,
+// and they are ranked by mean token probability where the API reports
+// logprobs (else in the server's order).
+test('several candidates: n where the API takes it, else parallel requests; validated, deduplicated, ranked', async () => {
+  for (const [src, fx] of [[SUFFIX, 'openai-completions-suffix.json'], [TEMPLATE, 'openai-completions-template.json'], [CHAT, 'openai-chat.json']]) {
+    const s = await remote(src, { candidates: 3 });
+    const n0 = requests().length;
+    const r = await ask(s, `file:///w/n-${src.api}.py`, `# SCENARIO:cands\n${DOC}`, 2, 11);
+    const got = requests().slice(n0);
+    assert.equal(got.length, 1, `${src.api}: one request`);
+    const want = FIX(fx).candidates.request;
+    const b = sameRequest(got[0], want, ['n', 'logprobs', 'temperature', 'stream']);
+    assert.equal(b.n, 3);
+    assert.deepEqual(r.items.map((i) => i.insertText), ['a * b', 'a + b'], `${src.api}: ranked by mean probability, the invalid one dropped`);
+    await done(s);
+  }
+  for (const [src, fx] of [[FIM, 'openai-fim.json'], [INFILL, 'llama-infill.json']]) {
+    const s = await remote(src, { candidates: 3 });
+    const n0 = requests().length;
+    const t0 = Date.now();
+    const r = await ask(s, `file:///w/p-${src.api}.py`, `# SCENARIO:cands\n${DOC}`, 2, 11);
+    const got = requests().slice(n0);
+    assert.equal(got.length, 3, `${src.api}: three requests`);
+    const want = FIX(fx).candidates.request;
+    for (const g of got) {
+      const b = sameRequest(g, want, ['temperature']);
+      assert.ok(!('n' in b), `${src.api}: no n`);
+    }
+    // Each answer waits 0.3 s: all three were sent before the first came back.
+    const ts = got.map((g) => g.t);
+    assert.ok(Math.max(...ts) - Math.min(...ts) < 0.3, `${src.api}: sent at once (${(Math.max(...ts) - Math.min(...ts)).toFixed(3)} s apart)`);
+    assert.equal(new Set(got.map((g) => g.port)).size, 3, 'three connections (HTTP/1.1)');
+    assert.ok(Date.now() - t0 < 3000);
+    assert.deepEqual(r.items.map((i) => i.insertText).sort(), ['a + b', 'b + a'], `${src.api}: the invalid one dropped`);
+    const d = await ask(s, `file:///w/d-${src.api}.py`, `# SCENARIO:candsdup\n${DOC}`, 2, 11);
+    assert.deepEqual(d.items.map((i) => i.insertText), ['a + b'], `${src.api}: equal answers are one candidate`);
+    await done(s);
+  }
+  // An automatic request wants one candidate: one request, no n.
+  const s = await remote(FIM, { candidates: 3 });
+  const n0 = requests().length;
+  await open(s.conn, 'file:///w/auto.py', DOC);
+  const r = await inline(s.conn, 'file:///w/auto.py', 1, 11, { triggerKind: 2 });
+  assert.equal(r.items[0].insertText, 'a + b');
+  assert.equal(requests().length, n0 + 1);
+  await done(s);
 });
