@@ -174,9 +174,19 @@ base_status ifl_remote_cfg_parse(const json_t *src, ifl_remote_cfg *out, char *e
     }
     bool https = strcmp(scheme, "https") == 0, http = strcmp(scheme, "http") == 0;
     bool loop = ifl__loopback(host);
+    /* The URL is logged and shown in infilld/status: no credentials in it. */
+    char *user = NULL;
+    bool userinfo = curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK;
+    curl_free(user);
     curl_free(scheme);
     curl_free(host);
     curl_url_cleanup(u);
+    if (userinfo) {
+        snprintf(err, cap,
+                 "source.url must not carry credentials (user:password@): the URL is logged; put "
+                 "the key in apiKeyEnv or apiKeyFile");
+        goto fail;
+    }
     if (!https && !http) {
         snprintf(err, cap, "source.url must start with https:// or http://");
         goto fail;
@@ -761,9 +771,9 @@ static bool ifl__settle(ifl_remote *r, ifl__xfer *x, CURLcode res, const volatil
 }
 
 /* Runs the n transfers at once on the multi handle until each has finished
- * (x[i].st, x[i].msg). BASE_ERR_CANCELLED when the flag was set: every
- * unfinished transfer is removed, which closes its connection (HTTP/1.1) or
- * resets its stream (HTTP/2). */
+ * (x[i].st, x[i].msg). BASE_ERR_CANCELLED when the flag was set (polled
+ * every IFL__POLL_MS): every unfinished transfer is removed and its
+ * connection closed. */
 static base_status ifl__post(ifl_remote *r, const char *json, ifl__xfer *xs, int n,
                              const volatile int *cancel, uint64_t deadline_ns) {
     for (int i = 0; i < n; i++) {
@@ -869,10 +879,15 @@ static base_status ifl__post(ifl_remote *r, const char *json, ifl__xfer *xs, int
             nanosleep(&ts, NULL);
         }
     }
-    /* Removing an unfinished transfer closes its connection. */
+    /* Removing an unfinished transfer closes its HTTP/1.1 connection. An
+     * HTTP/2 one would stay open with the stream's reset queued until the
+     * connection's next use, the server still working on it meanwhile, so
+     * a cancelled transfer's connection is closed (FORBID_REUSE) either way. */
     for (int i = 0; i < n; i++)
         if (xs[i].running) {
+            curl_easy_setopt(xs[i].e, CURLOPT_FORBID_REUSE, 1L);
             curl_multi_remove_handle(r->multi, xs[i].e);
+            curl_easy_setopt(xs[i].e, CURLOPT_FORBID_REUSE, 0L);
             xs[i].running = false;
         }
     return st;

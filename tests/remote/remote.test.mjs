@@ -206,6 +206,7 @@ test('settings: key files must be 0600, http:// only to loopback, no inline keys
     [{ ...FIM, api: 'openai-completions-template', model: 'my-own-model' }, /names no known FIM template: set source.template/],
     [{ ...FIM, api: 'openai-completions-template', template: 'nope' }, /template "nope" is not one of qwen2.5-coder/],
     [{ ...FIM, stream: 'yes' }, /stream must be true or false/],
+    [{ ...FIM, url: `http://user:${KEY}@127.0.0.1:${PORT}/v1` }, /must not carry credentials/],
   ];
   for (const [src, re] of bad) {
     const s = await remote(src);
@@ -287,6 +288,7 @@ test('shared pipeline: typing through a remote answer asks nothing; a newer requ
     if (!closed) await new Promise((res) => setTimeout(res, 10));
   }
   assert.ok(closed && closed.t - t0 < 0.5, 'the superseded transfer was closed at once');
+  console.log(`# superseded: the server saw the connection close ${((closed.t - t0) * 1000).toFixed(0)} ms after the newer request was sent`);
   await done(s);
 });
 
@@ -549,4 +551,36 @@ test('several candidates: n where the API takes it, else parallel requests; vali
   assert.equal(r.items[0].insertText, 'a + b');
   assert.equal(requests().length, n0 + 1);
   await done(s);
+});
+
+// Every sink a key could reach, for a session that used it: the log file at
+// debug level, stderr, every notification ($/logTrace at "verbose",
+// window/logMessage, infilld/status, infilld/partial), every answer and
+// error, doctor, and a crash's output (SIGSEGV and SIGABRT mid-request).
+test('keys never leak: every log sink, trace, answer, doctor and crash output grepped for the key', async () => {
+  const s = await remote({ ...FIM, stream: true }, { partial: true });
+  const r = await ask(s, 'file:///w/k.py', DOC, 1, 11);
+  assert.equal(r.items[0].insertText, 'a + b');
+  let err = null;
+  try { await ask(s, 'file:///w/k401.py', `# SCENARIO:401\n${DOC}`, 2, 11); } catch (e) { err = e; }
+  assert.ok(err && !err.message.includes(KEY) && /HTTP 401/.test(err.message));
+  const answers = JSON.stringify(r) + err.message;
+  // The 401's warning reaches the trace (it may come after the answer).
+  await s.conn.waitNote('$/logTrace', (p) => /HTTP 401/.test(p.message), 5000);
+  assert.ok(requests().some((e) => e.scenario === '401' && e.auth === `Bearer ${KEY}`), 'the key was in use');
+  assert.ok(!(sinks(s, s.logFile) + answers).includes(KEY));
+  await done(s);
+  for (const sig of ['SIGSEGV', 'SIGABRT']) {
+    const c = await remote({ ...FIM, timeoutMs: 10000 });
+    const n0 = requests().length;
+    // Never answered: the daemon dies first.
+    ask(c, 'file:///w/crash.py', `# SCENARIO:slow\n${DOC}`, 2, 11).catch(() => null);
+    for (let i = 0; i < 300 && requests().length === n0; i++) await new Promise((res) => setTimeout(res, 10));
+    assert.equal(requests().length, n0 + 1, 'a request was in flight');
+    c.d.proc.kill(sig);
+    const ex = await c.d.exited;
+    assert.ok(ex.signal === sig || ex.code !== 0, `${sig}: the daemon died (${JSON.stringify(ex)})`);
+    assert.ok(!sinks(c, c.logFile).includes(KEY), `${sig}: the crash output does not carry the key`);
+    c.conn.dispose();
+  }
 });
