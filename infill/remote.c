@@ -2,11 +2,13 @@
  *
  * libcurl (multi interface) does HTTP and TLS; it is a kept library with
  * keep-alive, HTTP/2 and certificate checks, so none of that is hand-written.
- * The transfer runs on the thread that runs the job (the engine worker) and
- * polls the job's cancel flag every IFL__POLL_MS: a superseded or cancelled
- * request removes its transfer, which closes that connection. One easy
- * handle and one multi handle live as long as the source, so the next
- * request reuses the kept-alive connection.
+ * The transfers run on the thread that runs the job (the engine worker) and
+ * poll the job's cancel flag every IFL__POLL_MS: a superseded or cancelled
+ * request removes them and closes their connections. Several candidates are
+ * "n" where the API takes it, else parallel transfers on the one multi
+ * handle (sharing an HTTP/2 connection where the server offers one). The
+ * easy handles and the multi handle live as long as the source, so the next
+ * request reuses the kept-alive connections.
  *
  * The API key is only ever put into the Authorization header; every message
  * that leaves this file passes through ifl__redact first. */
