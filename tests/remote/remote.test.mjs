@@ -584,3 +584,29 @@ test('keys never leak: every log sink, trace, answer, doctor and crash output gr
     c.conn.dispose();
   }
 });
+
+test('settings reach the server: headers, temperature, maxTokens; the latency budget caps timeoutMs', async () => {
+  const s = await remote({ ...FIM, headers: { 'X-Team': 'a' }, temperature: 0.2, maxTokens: 7 });
+  const n0 = requests().length;
+  const r = await ask(s, 'file:///w/set.py', DOC, 1, 11);
+  assert.equal(r.items[0].insertText, 'a + b');
+  const g = requests()[n0];
+  assert.equal(g.headers['X-Team'], 'a');
+  const b = JSON.parse(g.body);
+  assert.equal(b.temperature, 0.2);
+  assert.equal(b.max_tokens, 7);
+  await done(s);
+  // timeoutMs 10 s, but the request's budget is 400 ms: the slow server is
+  // given what is left of the budget, not 10 s.
+  const s2 = await remote({ ...FIM, timeoutMs: 10000 }, { timeBudgetMs: 400 });
+  const t0 = Date.now();
+  let err = null;
+  try { await ask(s2, 'file:///w/slowb.py', `# SCENARIO:slow\n${DOC}`, 2, 11); } catch (e) { err = e; }
+  const ms = Date.now() - t0;
+  assert.ok(err, 'an error, not a result');
+  const m = /no answer from .* within (\d+) ms|time budget ran out/.exec(err.message);
+  assert.ok(m, err.message);
+  if (m[1]) assert.ok(Number(m[1]) <= 400, `timeout ${m[1]} ms`);
+  assert.ok(ms < 3000, `answered after ${ms} ms`);
+  await done(s2);
+});
