@@ -7,10 +7,11 @@
 #   bin/                     the GPU tests and bench_cuda, built here (sm_90),
 #                            static apart from glibc and the toolkit's libcublas
 #   tokenizer.json           the Qwen tokenizer the checkpoint generator adapts
-#   serve/bin/infilld        the daemon of the ci build (CUDA built in), for the
-#   serve/lib/               serve-http load benchmark, with the Debian shared
+#   serve.tar.gz             serve/bin/infilld, the daemon of the ci build (CUDA
+#                            built in), and serve/lib/, the Debian shared
 #                            libraries it links (not glibc's, not the toolkit's
-#                            cuBLAS); about 25 MB more. Skipped with a note when
+#                            cuBLAS), for the serve-http load benchmark; about
+#                            10 MB (34 MB unpacked). Skipped with a note when
 #                            build/ci/infilld is missing (INFILLD_SERVE_BIN
 #                            names another).
 #   MANIFEST                 commit, date, toolkit
@@ -51,11 +52,15 @@ done
 # The daemon and its libraries for tests/gpu/serve_http_load.sh.
 SERVE_BIN=${INFILLD_SERVE_BIN:-$ROOT/build/ci/infilld}
 if [ -x "$SERVE_BIN" ]; then
-    mkdir -p "$CARRY/serve/bin" "$CARRY/serve/lib"
-    strip --strip-debug -o "$CARRY/serve/bin/infilld" "$SERVE_BIN"
+    S=$BUILD/serve
+    rm -rf "$S"
+    mkdir -p "$S/bin" "$S/lib"
+    strip --strip-unneeded -o "$S/bin/infilld" "$SERVE_BIN"
     ldd "$SERVE_BIN" | awk '$3 ~ /^\// {print $3}' |
         grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so|/libcu(blas|blasLt|dart)\.so' |
-        while read -r l; do cp -L "$l" "$CARRY/serve/lib/"; done
+        while read -r l; do cp -L "$l" "$S/lib/"; done
+    # Packed: the device tool carries 64 MiB at most.
+    tar -C "$BUILD" -czf "$CARRY/serve.tar.gz" serve
 else
     echo "prepare.sh: $SERVE_BIN is missing (cmake --build --preset ci): no serve-http load benchmark" >&2
 fi

@@ -7,19 +7,24 @@
 #   tests/gpu/serve_http_load.sh CARRY MODEL_DIR DEVICE SECONDS OUTDIR
 #
 # MODEL_DIR "-": the daemon's embedded tiny model.
-# Uses CARRY/serve (tests/gpu/prepare.sh). Exit 77 when the carried daemon
-# does not load on this machine (another glibc or CUDA toolkit): no figures,
-# the reason in the log. Writes OUTDIR/serve-http-{off,on}.json.
+# Uses CARRY/serve.tar.gz (tests/gpu/prepare.sh), unpacked into WORK
+# (default /tmp/infilld-gpu-work). Exit 77 when the carried daemon does not
+# load on this machine (another glibc or CUDA toolkit): no figures, the reason
+# in the log. Writes OUTDIR/serve-http-{off,on}.json.
 set -uo pipefail
 CARRY=$1 MODEL=$2 DEVICE=$3 SECONDS_=$4 OUT=$5
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=${PY:-python3}
-BIN=$CARRY/serve/bin/infilld
-if [ ! -x "$BIN" ]; then
-    echo "serve_http_load: $BIN is missing (prepare.sh found no build/ci/infilld)"
+WORK=${WORK:-${TMPDIR:-/tmp}/infilld-gpu-work}
+if [ ! -f "$CARRY/serve.tar.gz" ]; then
+    echo "serve_http_load: $CARRY/serve.tar.gz is missing (prepare.sh found no build/ci/infilld)"
     exit 77
 fi
-export LD_LIBRARY_PATH="$CARRY/serve/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+mkdir -p "$WORK"
+rm -rf "$WORK/serve"
+tar -C "$WORK" -xzf "$CARRY/serve.tar.gz" || exit 77
+BIN=$WORK/serve/bin/infilld
+export LD_LIBRARY_PATH="$WORK/serve/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if ! "$BIN" --version; then
     echo "serve_http_load: the carried infilld does not load here:"
     ldd "$BIN" | grep -i "not found"
