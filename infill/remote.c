@@ -2,11 +2,13 @@
  *
  * libcurl (multi interface) does HTTP and TLS; it is a kept library with
  * keep-alive, HTTP/2 and certificate checks, so none of that is hand-written.
- * The transfer runs on the thread that runs the job (the engine worker) and
- * polls the job's cancel flag every IFL__POLL_MS: a superseded or cancelled
- * request removes its transfer, which closes that connection. One easy
- * handle and one multi handle live as long as the source, so the next
- * request reuses the kept-alive connection.
+ * The transfers run on the thread that runs the job (the engine worker) and
+ * poll the job's cancel flag every IFL__POLL_MS: a superseded or cancelled
+ * request removes them and closes their connections. Several candidates are
+ * "n" where the API takes it, else parallel transfers on the one multi
+ * handle (sharing an HTTP/2 connection where the server offers one). The
+ * easy handles and the multi handle live as long as the source, so the next
+ * request reuses the kept-alive connections.
  *
  * The API key is only ever put into the Authorization header; every message
  * that leaves this file passes through ifl__redact first. */
@@ -16,6 +18,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +28,19 @@
 
 #define IFL__POLL_MS 10
 
+/* Several candidates run as parallel transfers on the one multi handle
+ * (APIs without "n"): easy[0] is configured at creation, the others are
+ * copies made when first needed. */
+#define IFL__MAX_XFER ENG_DIFF_MAX_CANDIDATES
+
 struct ifl_remote {
     ifl_remote_cfg cfg;
     CURLM *multi;
-    CURL *easy;
+    CURL *easy[IFL__MAX_XFER];
     struct curl_slist *hdrs;
     char *endpoint;
-    char errbuf[CURL_ERROR_SIZE];
+    char errbuf[IFL__MAX_XFER][CURL_ERROR_SIZE];
+    long http_version; /* CURLINFO_HTTP_VERSION of the last finished transfer */
 };
 
 static pthread_once_t ifl__curl_once = PTHREAD_ONCE_INIT;
@@ -167,9 +176,19 @@ base_status ifl_remote_cfg_parse(const json_t *src, ifl_remote_cfg *out, char *e
     }
     bool https = strcmp(scheme, "https") == 0, http = strcmp(scheme, "http") == 0;
     bool loop = ifl__loopback(host);
+    /* The URL is logged and shown in infilld/status: no credentials in it. */
+    char *user = NULL;
+    bool userinfo = curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK;
+    curl_free(user);
     curl_free(scheme);
     curl_free(host);
     curl_url_cleanup(u);
+    if (userinfo) {
+        snprintf(err, cap,
+                 "source.url must not carry credentials (user:password@): the URL is logged; put "
+                 "the key in apiKeyEnv or apiKeyFile");
+        goto fail;
+    }
     if (!https && !http) {
         snprintf(err, cap, "source.url must start with https:// or http://");
         goto fail;
@@ -348,8 +367,8 @@ ifl_remote *ifl_remote_new(ifl_remote_cfg *cfg) {
     size_t n = ul + strlen(path) + 1;
     r->endpoint = malloc(n);
     r->multi = curl_multi_init();
-    r->easy = curl_easy_init();
-    if (!r->endpoint || !r->multi || !r->easy) {
+    r->easy[0] = curl_easy_init();
+    if (!r->endpoint || !r->multi || !r->easy[0]) {
         ifl_remote_free(r);
         return NULL;
     }
@@ -381,7 +400,7 @@ ifl_remote *ifl_remote_new(ifl_remote_cfg *cfg) {
         return NULL;
     }
     r->hdrs = h;
-    CURL *e = r->easy;
+    CURL *e = r->easy[0];
     curl_easy_setopt(e, CURLOPT_URL, r->endpoint);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -392,19 +411,37 @@ ifl_remote *ifl_remote_new(ifl_remote_cfg *cfg) {
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
     if (r->cfg.ca_file)
         curl_easy_setopt(e, CURLOPT_CAINFO, r->cfg.ca_file);
+    /* HTTP/2 when the server offers it in the TLS handshake (ALPN), else
+     * HTTP/1.1; parallel transfers then share one connection. */
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    /* Over TLS, parallel transfers wait for the first connection's ALPN
+     * answer so that they share it if it is HTTP/2. (Over http:// there is
+     * no HTTP/2 here, and waiting would only queue them.) */
+    if (strncmp(r->cfg.url, "https:", 6) == 0)
+        curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf[0]);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "infilld");
-    curl_multi_setopt(r->multi, CURLMOPT_MAXCONNECTS, 4L);
+    curl_multi_setopt(r->multi, CURLMOPT_MAXCONNECTS, (long)IFL__MAX_XFER);
     return r;
+}
+
+/* The i-th transfer's handle, a copy of the first (NULL on OOM). */
+static CURL *ifl__easy(ifl_remote *r, int i) {
+    if (!r->easy[i]) {
+        r->easy[i] = curl_easy_duphandle(r->easy[0]);
+        if (r->easy[i])
+            curl_easy_setopt(r->easy[i], CURLOPT_ERRORBUFFER, r->errbuf[i]);
+    }
+    return r->easy[i];
 }
 
 void ifl_remote_free(ifl_remote *r) {
     if (!r)
         return;
-    if (r->easy)
-        curl_easy_cleanup(r->easy);
+    for (int i = 0; i < IFL__MAX_XFER; i++)
+        if (r->easy[i])
+            curl_easy_cleanup(r->easy[i]);
     if (r->multi)
         curl_multi_cleanup(r->multi);
     curl_slist_free_all(r->hdrs);
@@ -424,6 +461,8 @@ typedef struct ifl__body {
     size_t max, total;
     bool oversize;
     ifl_remote *r;
+    CURL *easy;
+    int slot; /* the transfer's number: only the first one's text goes to infilld/partial */
     const ifl_source_req *sr;
     size_t pre_off, suf_len; /* what was sent, for the chat clean-up of partial texts */
     int max_tokens;
@@ -470,7 +509,7 @@ static bool ifl__acc_add(ifl__body *b, int idx, const json_t *t) {
 /* The first candidate so far, to infilld/partial (chat answers cleaned). */
 static void ifl__sse_partial(ifl__body *b) {
     const ifl_doc_req *d = b->sr ? b->sr->doc : NULL;
-    if (!d || !d->partial || b->n_acc == 0)
+    if (!d || !d->partial || b->n_acc == 0 || b->slot != 0)
         return;
     const base_buf *a = &b->acc[0];
     const char *t = a->data ? a->data : "";
@@ -583,7 +622,7 @@ static size_t ifl__write(char *p, size_t sz, size_t n, void *ud) {
     }
     if (b->stream && !b->sse_checked) {
         long code = 0;
-        curl_easy_getinfo(b->r->easy, CURLINFO_RESPONSE_CODE, &code);
+        curl_easy_getinfo(b->easy, CURLINFO_RESPONSE_CODE, &code);
         b->sse = code >= 200 && code < 300;
         b->sse_checked = true;
     }
@@ -605,121 +644,255 @@ static size_t ifl__write(char *p, size_t sz, size_t n, void *ud) {
     return k;
 }
 
-static base_status ifl__post(ifl_remote *r, const char *json, const volatile int *cancel,
-                             uint64_t deadline_ns, long *code, ifl__body *body, char *msg,
-                             size_t cap) {
-    CURL *e = r->easy;
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, json);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(json));
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, ifl__write);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, body);
-    for (int attempt = 0;; attempt++) {
-        long tmo = r->cfg.timeout_ms;
-        if (deadline_ns) {
-            uint64_t now = base_now_ns();
-            long left = now >= deadline_ns ? 0 : (long)((deadline_ns - now) / 1000000u);
-            if (left <= 0) {
-                snprintf(msg, cap, "remote: the request's time budget ran out");
-                return BASE_ERR_TIMEOUT;
-            }
-            tmo = BASE_MIN(tmo, left);
-        }
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, tmo);
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, tmo);
-        ifl__body_reset(body);
-        r->errbuf[0] = 0;
-        if (curl_multi_add_handle(r->multi, e) != CURLM_OK) {
-            snprintf(msg, cap, "remote: cannot start the transfer");
-            return BASE_ERR_IO;
-        }
-        CURLcode res = CURLE_OK;
-        bool done = false, cancelled = false;
-        while (!done) {
-            int running = 0;
-            if (curl_multi_perform(r->multi, &running) != CURLM_OK)
-                break;
-            CURLMsg *m;
-            int left;
-            while ((m = curl_multi_info_read(r->multi, &left)) != NULL)
-                if (m->msg == CURLMSG_DONE) {
-                    res = m->data.result;
-                    done = true;
-                }
-            if (done)
-                break;
-            if (base_flag_get(cancel)) {
-                cancelled = true;
-                break;
-            }
-            curl_multi_poll(r->multi, NULL, 0, IFL__POLL_MS, NULL);
-        }
-        /* Removing an unfinished transfer closes its connection. */
-        curl_multi_remove_handle(r->multi, e);
-        if (cancelled)
-            return BASE_ERR_CANCELLED;
-        if (!done) {
-            snprintf(msg, cap, "remote: transfer failed");
-            return BASE_ERR_IO;
-        }
-        if (body->bad) {
-            snprintf(msg, cap, "%s", body->why);
-            return BASE_ERR_PARSE;
-        }
-        if (res == CURLE_OK) {
-            curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, code);
-            if (body->sse && body->line.len > 0) {
-                /* A last line without its newline. */
-                if (!ifl__sse_line(body) || !ifl__sse_event(body)) {
-                    snprintf(msg, cap, "%s", body->why);
-                    return BASE_ERR_PARSE;
-                }
-            } else if (body->sse && body->data.len > 0 && !ifl__sse_event(body)) {
-                snprintf(msg, cap, "%s", body->why);
-                return BASE_ERR_PARSE;
-            }
-            if (body->sse && !body->done && !body->finished) {
-                snprintf(msg, cap,
-                         "remote: the stream from %s ended after %d event%s without finishing",
-                         r->cfg.url, body->events, body->events == 1 ? "" : "s");
-                return BASE_ERR_IO;
-            }
-            return BASE_OK;
-        }
-        if (body->oversize) {
-            snprintf(msg, cap, "remote: the response is larger than %zu bytes", body->max);
-            return BASE_ERR_TOO_LARGE;
-        }
-        /* Only a connection that failed before anything was sent is retried. */
-        if (res == CURLE_COULDNT_CONNECT && attempt < 2 && !base_flag_get(cancel)) {
-            struct timespec ts = {0, (long)(50 + 100 * attempt) * 1000000L};
-            nanosleep(&ts, NULL);
-            continue;
-        }
-        if (res == CURLE_OPERATION_TIMEDOUT && body->sse) {
-            snprintf(msg, cap,
-                     "remote: the stream from %s did not finish within %ld ms (%d events)",
-                     r->cfg.url, tmo, body->events);
-            return BASE_ERR_TIMEOUT;
-        }
-        if (body->sse && body->done) {
-            /* Everything came; only the connection's end was untidy. */
-            curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, code);
-            return BASE_OK;
-        }
-        if (body->sse && !body->done) {
-            snprintf(msg, cap, "remote: the stream from %s broke off after %d event%s: %.100s",
-                     r->cfg.url, body->events, body->events == 1 ? "" : "s",
-                     r->errbuf[0] ? r->errbuf : curl_easy_strerror(res));
-            return BASE_ERR_IO;
-        }
-        if (res == CURLE_OPERATION_TIMEDOUT) {
-            snprintf(msg, cap, "remote: no answer from %s within %ld ms", r->cfg.url, tmo);
-            return BASE_ERR_TIMEOUT;
-        }
-        snprintf(msg, cap, "remote: %.100s: %.120s", r->cfg.url,
-                 r->errbuf[0] ? r->errbuf : curl_easy_strerror(res));
-        return BASE_ERR_IO;
+/* One transfer of a request: its handle, its answer and how it ended. */
+typedef struct ifl__xfer {
+    CURL *e;
+    ifl__body body;
+    const char *req; /* the request body, handed to curl by ifl__read */
+    size_t req_len, req_off;
+    bool resend_refused;
+    int attempt;
+    bool running, finished;
+    uint64_t start_at; /* a retry waits for its backoff */
+    long tmo, code;
+    base_status st;
+    char msg[256];
+} ifl__xfer;
+
+static size_t ifl__read(char *buf, size_t sz, size_t n, void *ud) {
+    ifl__xfer *x = ud;
+    size_t k = BASE_MIN(sz * n, x->req_len - x->req_off);
+    memcpy(buf, x->req + x->req_off, k);
+    x->req_off += k;
+    return k;
+}
+
+/* libcurl sends a request again on its own when a kept-alive connection it
+ * reused closes before any answer byte; it then rewinds the body here. A
+ * body that was (partly) handed over may have reached the server and run
+ * there, so that rewind is refused and the transfer fails instead
+ * (CURLE_SEND_FAIL_REWIND): only a request that was never sent is retried. */
+static int ifl__seek(void *ud, curl_off_t off, int origin) {
+    ifl__xfer *x = ud;
+    if (origin == SEEK_SET && off == 0 && x->req_off == 0)
+        return CURL_SEEKFUNC_OK;
+    x->resend_refused = true;
+    return CURL_SEEKFUNC_FAIL;
+}
+
+/* A finished transfer: its status and message, or true to try it again
+ * (only a connection that failed before anything was sent). */
+static bool ifl__settle(ifl_remote *r, ifl__xfer *x, CURLcode res, const volatile int *cancel) {
+    ifl__body *body = &x->body;
+    CURL *e = x->e;
+    char *eb = r->errbuf[body->slot];
+    char *msg = x->msg;
+    size_t cap = sizeof x->msg;
+    long tmo = x->tmo;
+    curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &r->http_version);
+    x->st = BASE_OK;
+    if (body->bad) {
+        snprintf(msg, cap, "%s", body->why);
+        x->st = BASE_ERR_PARSE;
+        return false;
     }
+    if (res == CURLE_OK) {
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &x->code);
+        if (body->sse && body->line.len > 0) {
+            /* A last line without its newline. */
+            if (!ifl__sse_line(body) || !ifl__sse_event(body)) {
+                snprintf(msg, cap, "%s", body->why);
+                x->st = BASE_ERR_PARSE;
+                return false;
+            }
+        } else if (body->sse && body->data.len > 0 && !ifl__sse_event(body)) {
+            snprintf(msg, cap, "%s", body->why);
+            x->st = BASE_ERR_PARSE;
+            return false;
+        }
+        if (body->sse && !body->done && !body->finished) {
+            snprintf(msg, cap,
+                     "remote: the stream from %s ended after %d event%s without finishing",
+                     r->cfg.url, body->events, body->events == 1 ? "" : "s");
+            x->st = BASE_ERR_IO;
+        }
+        return false;
+    }
+    if (body->oversize) {
+        snprintf(msg, cap, "remote: the response is larger than %zu bytes", body->max);
+        x->st = BASE_ERR_TOO_LARGE;
+        return false;
+    }
+    /* Only a connection that failed before anything was sent is retried: it
+     * was refused, or its TLS handshake broke off (a certificate that fails
+     * the check is CURLE_PEER_FAILED_VERIFICATION, not retried). A request
+     * that was sent may have run on the server, so it is never sent again. */
+    if ((res == CURLE_COULDNT_CONNECT || res == CURLE_SSL_CONNECT_ERROR) && x->attempt < 2 &&
+        !base_flag_get(cancel)) {
+        int backoff_ms = 50 + 100 * x->attempt; /* 50 ms, then 150 ms */
+        BASE_LOGI("remote", "connecting to %s failed (%.120s); retry %d in %d ms", r->cfg.url,
+                  eb[0] ? eb : curl_easy_strerror(res), x->attempt + 1, backoff_ms);
+        x->attempt++;
+        x->start_at = base_now_ns() + (uint64_t)backoff_ms * 1000000u;
+        return true;
+    }
+    if (res == CURLE_SEND_FAIL_REWIND || x->resend_refused) {
+        snprintf(msg, cap,
+                 "remote: %s closed the connection after the request was sent (it is not sent "
+                 "again)",
+                 r->cfg.url);
+        x->st = BASE_ERR_IO;
+        return false;
+    }
+    if (res == CURLE_OPERATION_TIMEDOUT && body->sse) {
+        snprintf(msg, cap, "remote: the stream from %s did not finish within %ld ms (%d events)",
+                 r->cfg.url, tmo, body->events);
+        x->st = BASE_ERR_TIMEOUT;
+        return false;
+    }
+    if (body->sse && body->done) {
+        /* Everything came; only the connection's end was untidy. */
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &x->code);
+        return false;
+    }
+    if (body->sse && !body->done) {
+        snprintf(msg, cap, "remote: the stream from %s broke off after %d event%s: %.100s",
+                 r->cfg.url, body->events, body->events == 1 ? "" : "s",
+                 eb[0] ? eb : curl_easy_strerror(res));
+        x->st = BASE_ERR_IO;
+        return false;
+    }
+    if (res == CURLE_OPERATION_TIMEDOUT) {
+        snprintf(msg, cap, "remote: no answer from %s within %ld ms", r->cfg.url, tmo);
+        x->st = BASE_ERR_TIMEOUT;
+        return false;
+    }
+    snprintf(msg, cap, "remote: %.100s: %.120s", r->cfg.url, eb[0] ? eb : curl_easy_strerror(res));
+    x->st = BASE_ERR_IO;
+    return false;
+}
+
+/* Runs the n transfers at once on the multi handle until each has finished
+ * (x[i].st, x[i].msg). BASE_ERR_CANCELLED when the flag was set (polled
+ * every IFL__POLL_MS): every unfinished transfer is removed and its
+ * connection closed. */
+static base_status ifl__post(ifl_remote *r, const char *json, ifl__xfer *xs, int n,
+                             const volatile int *cancel, uint64_t deadline_ns) {
+    for (int i = 0; i < n; i++) {
+        CURL *e = xs[i].e;
+        xs[i].req = json;
+        xs[i].req_len = strlen(json);
+        /* The body through a read callback (not POSTFIELDS) so that a resend
+         * of it can be refused (ifl__seek). */
+        curl_easy_setopt(e, CURLOPT_POST, 1L);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)xs[i].req_len);
+        curl_easy_setopt(e, CURLOPT_READFUNCTION, ifl__read);
+        curl_easy_setopt(e, CURLOPT_READDATA, &xs[i]);
+        curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, ifl__seek);
+        curl_easy_setopt(e, CURLOPT_SEEKDATA, &xs[i]);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, ifl__write);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, &xs[i].body);
+    }
+    base_status st = BASE_OK;
+    for (;;) {
+        uint64_t now = base_now_ns(), next = 0;
+        int running = 0, waiting = 0;
+        for (int i = 0; i < n; i++) {
+            ifl__xfer *x = &xs[i];
+            if (x->finished || x->running)
+                continue;
+            if (x->start_at > now) {
+                waiting++;
+                next = next && next < x->start_at ? next : x->start_at;
+                continue;
+            }
+            long tmo = r->cfg.timeout_ms;
+            if (deadline_ns) {
+                long left = now >= deadline_ns ? 0 : (long)((deadline_ns - now) / 1000000u);
+                if (left <= 0) {
+                    snprintf(x->msg, sizeof x->msg, "remote: the request's time budget ran out");
+                    x->st = BASE_ERR_TIMEOUT;
+                    x->finished = true;
+                    continue;
+                }
+                tmo = BASE_MIN(tmo, left);
+            }
+            x->tmo = tmo;
+            curl_easy_setopt(x->e, CURLOPT_TIMEOUT_MS, tmo);
+            curl_easy_setopt(x->e, CURLOPT_CONNECTTIMEOUT_MS, tmo);
+            ifl__body_reset(&x->body);
+            x->req_off = 0;
+            x->resend_refused = false;
+            r->errbuf[x->body.slot][0] = 0;
+            if (curl_multi_add_handle(r->multi, x->e) != CURLM_OK) {
+                snprintf(x->msg, sizeof x->msg, "remote: cannot start the transfer");
+                x->st = BASE_ERR_IO;
+                x->finished = true;
+                continue;
+            }
+            x->running = true;
+        }
+        for (int i = 0; i < n; i++)
+            running += xs[i].running;
+        if (running == 0 && waiting == 0)
+            break;
+        if (base_flag_get(cancel)) {
+            st = BASE_ERR_CANCELLED;
+            break;
+        }
+        int still = 0;
+        if (running > 0 && curl_multi_perform(r->multi, &still) != CURLM_OK) {
+            for (int i = 0; i < n; i++)
+                if (xs[i].running) {
+                    snprintf(xs[i].msg, sizeof xs[i].msg, "remote: transfer failed");
+                    xs[i].st = BASE_ERR_IO;
+                    xs[i].finished = true;
+                }
+            break;
+        }
+        CURLMsg *m;
+        int left;
+        bool progressed = false;
+        while ((m = curl_multi_info_read(r->multi, &left)) != NULL) {
+            if (m->msg != CURLMSG_DONE)
+                continue;
+            for (int i = 0; i < n; i++) {
+                ifl__xfer *x = &xs[i];
+                if (x->e != m->easy_handle || !x->running)
+                    continue;
+                CURLcode res = m->data.result;
+                curl_multi_remove_handle(r->multi, x->e);
+                x->running = false;
+                x->finished = !ifl__settle(r, x, res, cancel);
+                progressed = true;
+                break;
+            }
+        }
+        if (progressed)
+            continue;
+        if (running > 0) {
+            curl_multi_poll(r->multi, NULL, 0, IFL__POLL_MS, NULL);
+        } else {
+            /* Only retries are waiting: sleep towards the first, polling the flag. */
+            uint64_t wait = next > now ? next - now : 0;
+            if (wait > (uint64_t)IFL__POLL_MS * 1000000u)
+                wait = (uint64_t)IFL__POLL_MS * 1000000u;
+            struct timespec ts = {0, (long)wait};
+            nanosleep(&ts, NULL);
+        }
+    }
+    /* Removing an unfinished transfer closes its HTTP/1.1 connection. An
+     * HTTP/2 one would stay open with the stream's reset queued until the
+     * connection's next use, the server still working on it meanwhile, so
+     * a cancelled transfer's connection is closed (FORBID_REUSE) either way. */
+    for (int i = 0; i < n; i++)
+        if (xs[i].running) {
+            curl_easy_setopt(xs[i].e, CURLOPT_FORBID_REUSE, 1L);
+            curl_multi_remove_handle(r->multi, xs[i].e);
+            curl_easy_setopt(xs[i].e, CURLOPT_FORBID_REUSE, 0L);
+            xs[i].running = false;
+        }
+    return st;
 }
 
 /* Keeps the far ends of prefix/suffix within the byte budget (3/4 prefix,
@@ -775,8 +948,20 @@ static json_t *ifl__stops(const ifl_remote *r, const ifl_source_req *sr) {
     return stop;
 }
 
+/* Whether the API takes "n" (several choices in one answer): OpenAI's
+ * completions and chat (and vLLM's, SGLang's) do; the FIM endpoint (Mistral's
+ * FimCompletionRequest has no "n") and llama.cpp's /infill do not, so their
+ * candidates are parallel requests. */
+static bool ifl__takes_n(ifl_remote_api api) {
+    return api == IFL_API_COMPLETIONS_SUFFIX || api == IFL_API_COMPLETIONS_TEMPLATE ||
+           api == IFL_API_CHAT;
+}
+
+/* n: the "n" to send (<= 1: none); want: the candidates the request wants in
+ * all (several: sampling noise and, where the API reports them, logprobs to
+ * rank by). */
 static char *ifl__request_json(const ifl_remote *r, const ifl_source_req *sr, size_t pre_off,
-                               size_t suf_len, int max_tokens) {
+                               size_t suf_len, int max_tokens, int n, int want) {
     const char *p = sr->prefix + pre_off, *q = sr->suffix;
     size_t pl = sr->prefix_len - pre_off, ql = suf_len;
     json_t *o = json_object();
@@ -837,6 +1022,16 @@ static char *ifl__request_json(const ifl_remote *r, const ifl_source_req *sr, si
         json_object_set_new(o, "stop", stop);
     if (r->cfg.has_temperature)
         json_object_set_new(o, "temperature", json_real(r->cfg.temperature));
+    else if (want > 1)
+        /* Distinct candidates need noise: the local pipeline's default. */
+        json_object_set_new(o, "temperature", json_real(0.6));
+    if (n > 1)
+        json_object_set_new(o, "n", json_integer(n));
+    /* The mean probability of a choice's tokens ranks it, as the local
+     * model's mean confidence ranks its candidates (completions: "logprobs":
+     * the top-k count, token_logprobs in the answer; chat: true). */
+    if (want > 1 && ifl__takes_n(api))
+        json_object_set_new(o, "logprobs", api == IFL_API_CHAT ? json_true() : json_integer(1));
     if (api != IFL_API_LLAMA_INFILL || r->cfg.stream)
         json_object_set_new(o, "stream", json_boolean(r->cfg.stream));
     char *s = json_dumps(o, JSON_COMPACT);
@@ -874,82 +1069,80 @@ static size_t ifl__cut_stops(const ifl_remote *r, const char *t, size_t n) {
     return n;
 }
 
-static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
-                                       const volatile int *cancel, ifl_doc_res *out) {
-    ifl_remote *r = self;
-    uint64_t t0 = base_now_ns();
-    size_t pre_off, suf_len;
-    ifl__cut_context(r, sr, &pre_off, &suf_len);
-    /* maxTokens, when set, replaces the span's size (the span's is counted in
-     * the local model's tokens, a fair guess for another tokenizer). */
-    int max_tokens = r->cfg.max_tokens > 0 ? r->cfg.max_tokens
-                     : sr->n_hole_cap > 0  ? sr->n_hole_cap
-                                           : 64;
-    uint64_t deadline = sr->deadline_ns;
-    char *json = ifl__request_json(r, sr, pre_off, suf_len, max_tokens);
-    if (!json) {
-        snprintf(out->error, sizeof out->error,
-                 "remote: the document is not valid UTF-8 and cannot be sent as JSON");
-        return BASE_ERR_PARSE;
+/* A choice's mean token probability from its logprobs (completions:
+ * logprobs.token_logprobs[]; chat: logprobs.content[].logprob), the measure
+ * the local model ranks by; -1 when the answer carries none. */
+static double ifl__mean_prob(const json_t *choice, bool chat) {
+    json_t *lp = json_object_get(choice, "logprobs");
+    json_t *arr = json_object_get(lp, chat ? "content" : "token_logprobs");
+    double sum = 0.0;
+    size_t k = 0, i;
+    json_t *v;
+    json_array_foreach(arr, i, v) {
+        json_t *l = chat ? json_object_get(v, "logprob") : v;
+        if (json_is_number(l)) {
+            double x = json_number_value(l);
+            sum += exp(x < 0.0 ? x : 0.0);
+            k++;
+        }
     }
-    ifl__body body;
-    memset(&body, 0, sizeof body);
-    base_buf_init(&body.buf);
-    base_buf_init(&body.line);
-    base_buf_init(&body.data);
-    for (int i = 0; i < ENG_DIFF_MAX_CANDIDATES; i++)
-        base_buf_init(&body.acc[i]);
-    body.max = r->cfg.max_body;
-    body.r = r;
-    body.sr = sr;
-    body.pre_off = pre_off;
-    body.suf_len = suf_len;
-    body.max_tokens = max_tokens;
-    body.stream = r->cfg.stream;
-    long code = 0;
-    char msg[sizeof out->error] = "";
-    base_status st = ifl__post(r, json, cancel, deadline, &code, &body, msg, sizeof msg);
-    free(json);
-    out->raw.prefix_cut = pre_off;
-    out->raw.suffix_cut = sr->suffix_len - suf_len;
+    return k ? sum / (double)k : -1.0;
+}
+
+typedef struct ifl__cand {
+    char *text;
+    size_t len;
+    double conf;
+    int order; /* arrival: transfer, then choice */
+} ifl__cand;
+
+/* One finished transfer's answer → candidates (cleaned, cut at the
+ * template's stops), appended to cs. On failure x->st / x->msg say why. */
+static void ifl__collect(ifl_remote *r, const ifl_source_req *sr, ifl__xfer *x, size_t pre_off,
+                         size_t suf_len, ifl__cand *cs, int *nc) {
+    ifl__body *body = &x->body;
+    char *msg = x->msg;
+    size_t cap = sizeof x->msg;
+    long code = x->code;
     json_t *root = NULL;
-    if (st == BASE_OK && !body.sse) {
+    if (!body->sse) {
         json_error_t je;
-        root = body.buf.len ? json_loadb(body.buf.data, body.buf.len, 0, &je) : NULL;
+        root = body->buf.len ? json_loadb(body->buf.data, body->buf.len, 0, &je) : NULL;
         char detail[160] = "";
         if (root)
             ifl__server_error(root, detail, sizeof detail);
         if (code == 401 || code == 403) {
-            snprintf(msg, sizeof msg, "remote: %s refused the credentials (HTTP %ld)%s", r->cfg.url,
-                     code, detail);
-            st = BASE_ERR_DENIED;
-        } else if (code == 429) {
-            snprintf(msg, sizeof msg, "remote: %s is rate limiting (HTTP 429)%s", r->cfg.url,
+            snprintf(msg, cap, "remote: %s refused the credentials (HTTP %ld)%s", r->cfg.url, code,
                      detail);
-            st = BASE_ERR_IO;
+            x->st = BASE_ERR_DENIED;
+        } else if (code == 429) {
+            snprintf(msg, cap, "remote: %s is rate limiting (HTTP 429)%s", r->cfg.url, detail);
+            x->st = BASE_ERR_IO;
         } else if (code < 200 || code >= 300) {
-            snprintf(msg, sizeof msg, "remote: %s answered HTTP %ld%s", r->cfg.url, code, detail);
-            st = BASE_ERR_IO;
+            snprintf(msg, cap, "remote: %s answered HTTP %ld%s", r->cfg.url, code, detail);
+            x->st = BASE_ERR_IO;
         } else if (!json_is_object(root)) {
-            snprintf(msg, sizeof msg, "remote: %s sent a body that is not a JSON object",
-                     r->cfg.url);
-            st = BASE_ERR_PARSE;
+            snprintf(msg, cap, "remote: %s sent a body that is not a JSON object", r->cfg.url);
+            x->st = BASE_ERR_PARSE;
         }
     }
     const char *texts[ENG_DIFF_MAX_CANDIDATES];
     size_t lens[ENG_DIFF_MAX_CANDIDATES];
+    double confs[ENG_DIFF_MAX_CANDIDATES];
     int n = 0;
     ifl_remote_api api = r->cfg.api;
-    if (st == BASE_OK && body.sse) {
-        for (int i = 0; i < body.n_acc; i++) {
-            texts[n] = body.acc[i].data ? body.acc[i].data : "";
-            lens[n++] = body.acc[i].len;
+    if (x->st == BASE_OK && body->sse) {
+        for (int i = 0; i < body->n_acc; i++) {
+            texts[n] = body->acc[i].data ? body->acc[i].data : "";
+            confs[n] = -1.0;
+            lens[n++] = body->acc[i].len;
         }
         if (n == 0) {
             texts[n] = "";
+            confs[n] = -1.0;
             lens[n++] = 0; /* a finished stream with no text: an empty answer */
         }
-    } else if (st == BASE_OK) {
+    } else if (x->st == BASE_OK) {
         /* openai-fim / completions: choices[].text; chat: choices[].message.content;
          * llama-infill: content. */
         json_t *choices = json_object_get(root, "choices");
@@ -962,49 +1155,172 @@ static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
                                 : json_object_get(c, "text");
                 if (json_is_string(t) && n < ENG_DIFF_MAX_CANDIDATES) {
                     texts[n] = json_string_value(t);
+                    confs[n] = ifl__mean_prob(c, api == IFL_API_CHAT);
                     lens[n++] = json_string_length(t);
                 }
             }
             if (n == 0 && json_array_size(choices) > 0)
-                st = BASE_ERR_PARSE;
+                x->st = BASE_ERR_PARSE;
         } else if (api == IFL_API_LLAMA_INFILL &&
                    json_is_string(json_object_get(root, "content"))) {
             json_t *t = json_object_get(root, "content");
             texts[n] = json_string_value(t);
+            confs[n] = -1.0;
             lens[n++] = json_string_length(t);
         } else {
-            st = BASE_ERR_PARSE;
+            x->st = BASE_ERR_PARSE;
         }
-        if (st == BASE_ERR_PARSE)
-            snprintf(msg, sizeof msg, "remote: %s answered without %s", r->cfg.url,
+        if (x->st == BASE_ERR_PARSE)
+            snprintf(msg, cap, "remote: %s answered without %s", r->cfg.url,
                      api == IFL_API_LLAMA_INFILL ? "\"content\""
                      : api == IFL_API_CHAT       ? "choices[].message.content"
                                                  : "choices[].text");
     }
-    for (int i = 0; st == BASE_OK && i < n; i++) {
-        ifl_text_cand *c = &out->raw.cand[out->raw.n_cand];
+    for (int i = 0; x->st == BASE_OK && i < n && *nc < ENG_DIFF_MAX_CANDIDATES; i++) {
+        ifl__cand *c = &cs[*nc];
         if (api == IFL_API_CHAT) {
-            st = ifl_chat_clean(sr->prefix + pre_off, sr->prefix_len - pre_off, sr->suffix, suf_len,
-                                texts[i], lens[i], &c->text, &c->len);
-            if (st != BASE_OK)
+            x->st = ifl_chat_clean(sr->prefix + pre_off, sr->prefix_len - pre_off, sr->suffix,
+                                   suf_len, texts[i], lens[i], &c->text, &c->len);
+            if (x->st != BASE_OK)
                 break;
         } else {
             size_t l = ifl__cut_stops(r, texts[i], lens[i]);
             c->text = malloc(l + 1);
             if (!c->text) {
-                st = BASE_ERR_NOMEM;
+                x->st = BASE_ERR_NOMEM;
                 break;
             }
             memcpy(c->text, texts[i], l);
             c->text[l] = 0;
             c->len = l;
         }
-        c->mean_conf = -1.0; /* the API reports none */
-        c->index = i;
-        out->raw.n_cand++;
+        c->conf = confs[i];
+        c->order = *nc;
+        (*nc)++;
     }
     json_decref(root);
-    ifl__body_deinit(&body);
+}
+
+/* Best first: by mean probability where the answers report one, else in
+ * the order they came (a server's own ranking). */
+static int ifl__cand_cmp(const void *a, const void *b) {
+    const ifl__cand *x = a, *y = b;
+    if (x->conf != y->conf)
+        return x->conf > y->conf ? -1 : 1;
+    return x->order - y->order;
+}
+
+static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
+                                       const volatile int *cancel, ifl_doc_res *out) {
+    ifl_remote *r = self;
+    uint64_t t0 = base_now_ns();
+    size_t pre_off, suf_len;
+    ifl__cut_context(r, sr, &pre_off, &suf_len);
+    /* maxTokens, when set, replaces the span's size (the span's is counted in
+     * the local model's tokens, a fair guess for another tokenizer). */
+    int max_tokens = r->cfg.max_tokens > 0 ? r->cfg.max_tokens
+                     : sr->n_hole_cap > 0  ? sr->n_hole_cap
+                                           : 64;
+    /* The pipeline's candidate count: "n" where the API takes it, else as
+     * many requests at once. */
+    int want =
+        sr->doc && sr->doc->candidates > 1 ? BASE_MIN(sr->doc->candidates, IFL__MAX_XFER) : 1;
+    bool via_n = ifl__takes_n(r->cfg.api);
+    int n_x = via_n ? 1 : want;
+    char *json = ifl__request_json(r, sr, pre_off, suf_len, max_tokens, via_n ? want : 0, want);
+    if (!json) {
+        snprintf(out->error, sizeof out->error,
+                 "remote: the document is not valid UTF-8 and cannot be sent as JSON");
+        return BASE_ERR_PARSE;
+    }
+    ifl__xfer *xs = calloc((size_t)n_x, sizeof *xs);
+    ifl__cand *cs = calloc(ENG_DIFF_MAX_CANDIDATES, sizeof *cs);
+    if (!xs || !cs) {
+        free(json);
+        free(xs);
+        free(cs);
+        snprintf(out->error, sizeof out->error, "remote: out of memory");
+        return BASE_ERR_NOMEM;
+    }
+    int n_ok = 0;
+    for (int i = 0; i < n_x; i++) {
+        ifl__xfer *x = &xs[i];
+        x->e = ifl__easy(r, i);
+        if (!x->e) {
+            n_x = i; /* out of handles: fewer parallel candidates */
+            break;
+        }
+        ifl__body *b = &x->body;
+        base_buf_init(&b->buf);
+        base_buf_init(&b->line);
+        base_buf_init(&b->data);
+        for (int k = 0; k < ENG_DIFF_MAX_CANDIDATES; k++)
+            base_buf_init(&b->acc[k]);
+        b->max = r->cfg.max_body;
+        b->r = r;
+        b->easy = x->e;
+        b->slot = i;
+        b->sr = sr;
+        b->pre_off = pre_off;
+        b->suf_len = suf_len;
+        b->max_tokens = max_tokens;
+        b->stream = r->cfg.stream;
+    }
+    base_status st =
+        n_x > 0 ? ifl__post(r, json, xs, n_x, cancel, sr->deadline_ns) : BASE_ERR_NOMEM;
+    free(json);
+    out->raw.prefix_cut = pre_off;
+    out->raw.suffix_cut = sr->suffix_len - suf_len;
+    int nc = 0;
+    const ifl__xfer *failed = NULL;
+    for (int i = 0; st == BASE_OK && i < n_x; i++) {
+        ifl__xfer *x = &xs[i];
+        if (x->st == BASE_OK)
+            ifl__collect(r, sr, x, pre_off, suf_len, cs, &nc);
+        if (x->st == BASE_OK) {
+            n_ok++;
+        } else if (!failed) {
+            failed = x;
+        } else {
+            ifl__redact(r, x->msg);
+            BASE_LOGW("remote", "candidate request %d of %d: %s", i + 1, n_x, x->msg);
+        }
+    }
+    char msg[sizeof out->error] = "";
+    if (st == BASE_OK && n_ok == 0 && failed) {
+        st = failed->st;
+        snprintf(msg, sizeof msg, "%s", failed->msg);
+    } else if (st == BASE_OK && failed) {
+        /* Some candidates came: answer with them, say what the others met. */
+        char m2[sizeof failed->msg];
+        snprintf(m2, sizeof m2, "%s", failed->msg);
+        ifl__redact(r, m2);
+        BASE_LOGW("remote", "%d of %d candidate requests failed: %s", n_x - n_ok, n_x, m2);
+    }
+    if (st == BASE_OK) {
+        qsort(cs, (size_t)nc, sizeof *cs, ifl__cand_cmp);
+        for (int i = 0; i < nc; i++) {
+            bool dup = false;
+            for (int k = 0; k < out->raw.n_cand && !dup; k++)
+                dup = out->raw.cand[k].len == cs[i].len &&
+                      memcmp(out->raw.cand[k].text, cs[i].text, cs[i].len) == 0;
+            if (dup)
+                continue; /* the same text twice is one candidate */
+            ifl_text_cand *c = &out->raw.cand[out->raw.n_cand];
+            c->text = cs[i].text;
+            c->len = cs[i].len;
+            c->mean_conf = cs[i].conf; /* -1: the API reports none */
+            c->index = out->raw.n_cand;
+            out->raw.n_cand++;
+            cs[i].text = NULL;
+        }
+    }
+    for (int i = 0; i < nc; i++)
+        free(cs[i].text);
+    free(cs);
+    for (int i = 0; i < n_x; i++)
+        ifl__body_deinit(&xs[i].body);
+    free(xs);
     if (st != BASE_OK && st != BASE_ERR_CANCELLED) {
         if (!msg[0])
             snprintf(msg, sizeof msg, "remote: %s", base_status_str(st));
@@ -1034,9 +1350,13 @@ base_status ifl_remote_probe(ifl_remote *r, char *msg, size_t cap) {
     uint64_t t0 = base_now_ns();
     base_status st = ifl__remote_produce(r, &sr, NULL, &res);
     double ms = base_ms_since(t0);
+    const char *ver = r->http_version == CURL_HTTP_VERSION_2_0   ? "HTTP/2"
+                      : r->http_version == CURL_HTTP_VERSION_1_1 ? "HTTP/1.1"
+                      : r->http_version == CURL_HTTP_VERSION_1_0 ? "HTTP/1.0"
+                                                                 : "HTTP";
     if (st == BASE_OK)
-        snprintf(msg, cap, "reachable, authenticated, answered in %.0f ms (%d candidate%s)", ms,
-                 res.raw.n_cand, res.raw.n_cand == 1 ? "" : "s");
+        snprintf(msg, cap, "reachable, authenticated, answered in %.0f ms over %s (%d candidate%s)",
+                 ms, ver, res.raw.n_cand, res.raw.n_cand == 1 ? "" : "s");
     else
         snprintf(msg, cap, "%s", res.error[0] ? res.error : base_status_str(st));
     ifl_text_res_free(&res.raw);

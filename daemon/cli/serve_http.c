@@ -8,9 +8,9 @@
  * cancels its job, queued or running (the engine polls the cancel flag
  * between steps).
  *
- * Batching: the engine batches the candidates of one prompt (eng_diffuse),
- * but has no loop that diffuses different prompts in one padded batch, so
- * requests run one after another; docs/PERFORMANCE.md says what that costs.
+ * Batching: waiting requests with the same sampler parameters run as one
+ * padded batch (ifl_infill_text_multi → eng_diffuse_multi), up to
+ * --batch-max, after a --batch-ms window; docs/PERFORMANCE.md has the cost.
  *
  * Endpoints: POST /v1/fim/completions (prompt, suffix, max_tokens, stop,
  * temperature, stream, seed), GET /health, GET /v1/models. Limits: a bounded

@@ -7,6 +7,13 @@
 #   bin/                     the GPU tests and bench_cuda, built here (sm_90),
 #                            static apart from glibc and the toolkit's libcublas
 #   tokenizer.json           the Qwen tokenizer the checkpoint generator adapts
+#   serve.tar.gz             serve/bin/infilld, the daemon of the ci build (CUDA
+#                            built in), and serve/lib/, the Debian shared
+#                            libraries it links (not glibc's, not the toolkit's
+#                            cuBLAS), for the serve-http load benchmark; about
+#                            10 MB (34 MB unpacked). Skipped with a note when
+#                            build/ci/infilld is missing (INFILLD_SERVE_BIN
+#                            names another).
 #   MANIFEST                 commit, date, toolkit
 # Usage: tests/gpu/prepare.sh [CARRY_DIR]   (default build/gpu-carry)
 set -euo pipefail
@@ -42,6 +49,21 @@ cmake --build "$BUILD" -j "$(nproc)" >>"$BUILD.log" 2>&1 || { tail -50 "$BUILD.l
 for b in test_cuda_plan test_gpu_kernels test_gpu_parity bench_cuda; do
     strip --strip-debug -o "$CARRY/bin/$b" "$BUILD/bin/$b"
 done
+# The daemon and its libraries for tests/gpu/serve_http_load.sh.
+SERVE_BIN=${INFILLD_SERVE_BIN:-$ROOT/build/ci/infilld}
+if [ -x "$SERVE_BIN" ]; then
+    S=$BUILD/serve
+    rm -rf "$S"
+    mkdir -p "$S/bin" "$S/lib"
+    strip --strip-unneeded -o "$S/bin/infilld" "$SERVE_BIN"
+    ldd "$SERVE_BIN" | awk '$3 ~ /^\// {print $3}' |
+        grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so|/libcu(blas|blasLt|dart)\.so' |
+        while read -r l; do cp -L "$l" "$S/lib/"; done
+    # Packed: the device tool carries 64 MiB at most.
+    tar -C "$BUILD" -czf "$CARRY/serve.tar.gz" serve
+else
+    echo "prepare.sh: $SERVE_BIN is missing (cmake --build --preset ci): no serve-http load benchmark" >&2
+fi
 {
     echo "commit $(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
     echo "date $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -14,6 +14,9 @@
 #   test_*      test_cuda_plan, test_gpu_kernels, test_gpu_parity (tiny, 0.5B);
 #               parity-harness runs the parity harness CPU against CPU
 #   bench-*     bench_cuda on synthetic dream-7b (+ FP8) and open-dcoder-0.5b
+#   serve-http-load  32 sessions against infilld serve-http, batching off/on
+#               (tests/gpu/serve_http_load.sh; 77 = the carried daemon does
+#               not load here, informational)
 #   memcheck-kernels  test_gpu_kernels under compute-sanitizer (GPU runs only)
 # and OUTDIR/results.json sums them up. Exit 0 when every step passed.
 #
@@ -155,6 +158,16 @@ step test_gpu_parity_0.5b 240 "$BIN/test_gpu_parity" "$M/open-dcoder-0.5b"
 step bench-dream-7b 240 "$BIN/bench_cuda" --shape dream-7b --fp8 --json "$OUT/bench-dream-7b.json"
 step bench-open-dcoder-0.5b 120 "$BIN/bench_cuda" --shape open-dcoder-0.5b \
     --json "$OUT/bench-open-dcoder-0.5b.json"
+# serve-http under load (issue 16): 32 sessions, batching off vs on, the 0.5B
+# shape on the GPU (where a batch of 8 rows should cost about one row); a dry
+# run checks the plumbing on the CPU with the ci build's tiny model for 3 s.
+if [ $DRY = 1 ]; then
+    step serve-http-load 120 "$ROOT/tests/gpu/serve_http_load.sh" "$CARRY" \
+        "$ROOT/build/ci/models/infilld-tiny-code" cpu 3 "$OUT"
+else
+    step serve-http-load 240 "$ROOT/tests/gpu/serve_http_load.sh" "$CARRY" "$M/open-dcoder-0.5b" \
+        cuda 20 "$OUT"
+fi
 # Out-of-bounds and race checks of every kernel, when the toolkit has the tool
 # (informational if it runs out of time).
 if [ $DRY = 0 ] && command -v compute-sanitizer >/dev/null 2>&1; then
@@ -176,6 +189,8 @@ for line in open(os.path.join(out, "steps.tsv")):
         status = "info"  # a failed probe only selects the source build
     if name == "memcheck-kernels" and rc in (124, 137):
         status = "info"  # ran out of time: no verdict
+    if name == "serve-http-load" and rc == 77:
+        status = "info"  # the carried daemon does not load here: no figures
     if status == "fail" or (status == "skip" and not dry) or (dry and gpu_steps.match(name) and rc != 77):
         ok = False
     steps.append({"name": name, "rc": rc, "seconds": float(secs), "status": status,
@@ -185,6 +200,10 @@ for shape in ("dream-7b", "open-dcoder-0.5b"):
     p = os.path.join(out, "bench-%s.json" % shape)
     if os.path.exists(p):
         bench[shape] = json.load(open(p))
+for mode in ("off", "on"):
+    p = os.path.join(out, "serve-http-%s.json" % mode)
+    if os.path.exists(p) and os.path.getsize(p) > 0:
+        bench["serve-http-batching-" + mode] = json.loads(open(p).read().strip().splitlines()[-1])
 env = open(os.path.join(out, "env.log")).read()
 res = {"mode": "dry-run" if dry else "gpu", "ok": ok,
        "seconds": round(time.time() - float(os.environ["T0"]), 1),

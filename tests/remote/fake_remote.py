@@ -13,7 +13,11 @@ chatprose (openai-chat: the fixture's "prose" answer). A request with
 "stream": true is answered with the fixture's "stream" events as
 server-sent events (chunked), under the scenarios ok, streamdrop (the
 connection closes after two events), streamslow (0.4 s between events) and
-streambad (a malformed second event)."""
+streambad (a malformed second event). Several candidates: cands answers a
+request with "n" by the fixture's candidates.response, and a request
+without it (openai-fim, llama-infill: one request per candidate) after
+0.3 s by the fixture's response with the text replaced by the next of
+candidates.texts; candsdup answers every such request with the same text."""
 import json, os, re, select, socket, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -25,6 +29,7 @@ FIX = {p: json.load(open(os.path.join(HERE, 'fixtures', f)))
                     ('/v1/chat/completions', 'openai-chat.json'))}
 LOG = open(sys.argv[1], 'a', buffering=1)
 LOCK = threading.Lock()
+COUNT = {}  # scenario → requests seen (picks the next candidate text)
 
 def log(**kw):
     kw['t'] = time.time()
@@ -110,6 +115,21 @@ class H(BaseHTTPRequestHandler):
             return self.send(404, '{"error":{"message":"no such endpoint"}}')
         if isinstance(body, dict) and body.get('stream') and sc in ('ok', 'streamdrop', 'streamslow', 'streambad'):
             return self.sse(fx, sc)
+        if sc in ('cands', 'candsdup'):
+            cf = fx['candidates']
+            if isinstance(body, dict) and 'n' in body:
+                return self.send(200, json.dumps(cf['response']))
+            with LOCK:
+                k = COUNT.get(sc, 0)
+                COUNT[sc] = k + 1
+            time.sleep(0.3)  # the others arrive meanwhile: they were sent at once
+            t = cf['texts'][0 if sc == 'candsdup' else k % len(cf['texts'])]
+            r = json.loads(json.dumps(fx['response']))
+            if 'content' in r:
+                r['content'] = t
+            else:
+                r['choices'][0]['text'] = t
+            return self.send(200, json.dumps(r))
         if sc == 'chatprose':
             r = json.loads(json.dumps(fx['response']))
             r['choices'][0]['message']['content'] = fx['prose']

@@ -204,7 +204,9 @@ test('a client that hangs up cancels its request; the next one is served at once
 // The remote source (openai-fim) against serve-http through the whole LSP pipeline.
 const DOC = 'def add(a, b):\n    return \n';
 async function viaRemote(source, extra = {}) {
-  const s = await session(REAL, { env: { INFILLD_TEST_TOKEN: TOKEN }, initOptions: { source, timeBudgetMs: 20000, ...extra } });
+  // One candidate: each further one is another request to the server, and
+  // these tests count the server's answers.
+  const s = await session(REAL, { env: { INFILLD_TEST_TOKEN: TOKEN }, initOptions: { source, timeBudgetMs: 20000, candidates: 1, ...extra } });
   await open(s.conn, 'file:///w/a.py', DOC);
   const r = await inline(s.conn, 'file:///w/a.py', 1, 11);
   const c = await close(s);
@@ -244,14 +246,14 @@ test('over TLS with a bearer token: the remote source verifies the certificate a
   // Without the CA the certificate is refused; without the token the server refuses.
   let err = null;
   try {
-    const s2 = await session(REAL, { env: { INFILLD_TEST_TOKEN: TOKEN }, initOptions: { source: { ...src, caFile: undefined }, timeBudgetMs: 20000 } });
+    const s2 = await session(REAL, { env: { INFILLD_TEST_TOKEN: TOKEN }, initOptions: { source: { ...src, caFile: undefined }, timeBudgetMs: 20000, candidates: 1 } });
     await open(s2.conn, 'file:///w/a.py', DOC);
     try { await inline(s2.conn, 'file:///w/a.py', 1, 11); } catch (e) { err = e; }
     await close(s2);
   } catch (e) { err = e; }
   assert.ok(err && /certificate|SSL|TLS/i.test(err.message), String(err && err.message));
   err = null;
-  const s3 = await session(REAL, { initOptions: { source: { ...src, apiKeyEnv: undefined }, timeBudgetMs: 20000 } });
+  const s3 = await session(REAL, { initOptions: { source: { ...src, apiKeyEnv: undefined }, timeBudgetMs: 20000, candidates: 1 } });
   await open(s3.conn, 'file:///w/a.py', DOC);
   try { await inline(s3.conn, 'file:///w/a.py', 1, 11); } catch (e) { err = e; }
   await close(s3);
