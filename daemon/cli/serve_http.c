@@ -124,22 +124,46 @@ static void sh__req_of(const sh__job *j, ifl_text_req *tr) {
     tr->params.seed = j->seed;
 }
 
-/* The job's answer from its run: the text cut at the first stop sequence. */
+/* text[0..n) with every byte that is not part of a valid UTF-8 sequence
+ * replaced by U+FFFD (NUL-terminated, caller frees). A hole's tokens may end
+ * inside a character, and an untrained model's often do; JSON needs valid
+ * UTF-8 (jansson refuses the string, and the answer was lost), and replacing
+ * is what detokenizers of other servers do (errors="replace"). */
+static char *sh__utf8_clean(const char *text, size_t n, size_t *out_len) {
+    base_buf b;
+    base_buf_init(&b);
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t l = base_utf8_decode(text + i, n - i, &cp);
+        bool bad = cp == 0xFFFD && l == 1 && (unsigned char)text[i] >= 0x80;
+        if (base_buf_append(&b, bad ? "\xEF\xBF\xBD" : text + i, bad ? 3 : l) != BASE_OK) {
+            base_buf_deinit(&b);
+            return NULL;
+        }
+        i += l;
+    }
+    if (base_buf_append(&b, "", 1) != BASE_OK) {
+        base_buf_deinit(&b);
+        return NULL;
+    }
+    *out_len = b.len - 1;
+    return b.data;
+}
+
+/* The job's answer from its run: the text as valid UTF-8, cut at the first
+ * stop sequence (a stop is valid UTF-8, so the cut falls between characters). */
 static void sh__finish(sh__server *s, sh__job *j, base_status st, ifl_text_res *res, double ms) {
     j->st = st;
     j->ms = ms;
     if (j->st == BASE_OK && res->n_cand > 0) {
-        size_t n = res->cand[0].len;
-        for (int i = 0; i < j->n_stops; i++) {
-            const char *hit = strstr(res->cand[0].text, j->stops[i]);
-            if (hit && (size_t)(hit - res->cand[0].text) < n)
-                n = (size_t)(hit - res->cand[0].text);
-        }
-        j->text = malloc(n + 1);
+        j->text = sh__utf8_clean(res->cand[0].text, res->cand[0].len, &j->len);
         if (j->text) {
-            memcpy(j->text, res->cand[0].text, n);
-            j->text[n] = 0;
-            j->len = n;
+            for (int i = 0; i < j->n_stops; i++) {
+                const char *hit = strstr(j->text, j->stops[i]);
+                if (hit && (size_t)(hit - j->text) < j->len)
+                    j->len = (size_t)(hit - j->text);
+            }
+            j->text[j->len] = 0;
         } else {
             j->st = BASE_ERR_NOMEM;
         }
@@ -268,10 +292,20 @@ static void *sh__worker(void *ud) {
 
 static enum MHD_Result sh__send(struct MHD_Connection *c, unsigned code, json_t *body,
                                 const char *retry_after) {
-    char *s = json_dumps(body, JSON_COMPACT);
+    char *s = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
-    if (!s)
-        return MHD_NO;
+    if (!s) {
+        /* An answer that cannot be encoded is still answered (MHD_NO would
+         * close the connection with nothing sent). */
+        static const char SH__ENC[] =
+            "{\"error\":{\"message\":\"the answer could not be encoded as JSON\","
+            "\"type\":\"server_error\"}}";
+        code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        retry_after = NULL;
+        s = strdup(SH__ENC);
+        if (!s)
+            return MHD_NO;
+    }
     struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
     if (!r) {
         free(s);
@@ -451,15 +485,12 @@ static enum MHD_Result sh__fim(sh__server *s, struct MHD_Connection *c, sh__req 
         }
     }
     cl->active--;
-    if (j->st == BASE_OK)
-        s->n_ok++;
-    else if (j->st == BASE_ERR_CANCELLED)
+    if (j->st == BASE_ERR_CANCELLED)
         s->n_cancelled++;
-    else
-        s->n_err++;
     pthread_mutex_unlock(&s->mu);
 
     enum MHD_Result q;
+    bool answered = false; /* a 200 queued: what the exit log counts as answered */
     if (j->st == BASE_ERR_CANCELLED) {
         BASE_LOGI("serve-http", "request %llu: the client hung up; cancelled",
                   (unsigned long long)id);
@@ -477,37 +508,52 @@ static enum MHD_Result sh__fim(sh__server *s, struct MHD_Connection *c, sh__req 
         json_t *usage =
             json_pack("{s:i,s:i,s:i}", "prompt_tokens", j->n_prompt, "completion_tokens",
                       j->n_completion, "total_tokens", j->n_prompt + j->n_completion);
-        if (!stream) {
-            q = sh__send(c, MHD_HTTP_OK,
-                         json_pack("{s:s,s:s,s:I,s:s,s:[o],s:o}", "id", rid, "object",
-                                   "fim.completion", "created", (json_int_t)time(NULL), "model",
-                                   s->model_id, "choices", choice, "usage", usage),
-                         NULL);
-        } else {
+        json_t *ans = json_pack("{s:s,s:s,s:I,s:s,s:[o],s:o}", "id", rid, "object",
+                                stream ? "fim.completion.chunk" : "fim.completion", "created",
+                                (json_int_t)time(NULL), "model", s->model_id, "choices", choice,
+                                "usage", usage);
+        struct MHD_Response *r = NULL;
+        if (ans && !stream) {
+            char *body = json_dumps(ans, JSON_COMPACT);
+            r = body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE)
+                     : NULL;
+            if (r)
+                MHD_add_response_header(r, "Content-Type", "application/json");
+            else
+                free(body);
+        } else if (ans) {
             /* The whole answer as one event (a diffusion model commits the
              * hole at once), then [DONE]. */
-            json_t *ev = json_pack("{s:s,s:s,s:I,s:s,s:[o],s:o}", "id", rid, "object",
-                                   "fim.completion.chunk", "created", (json_int_t)time(NULL),
-                                   "model", s->model_id, "choices", choice, "usage", usage);
-            char *evs = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
-            json_decref(ev);
+            char *evs = json_dumps(ans, JSON_COMPACT);
             base_buf b;
             base_buf_init(&b);
-            if (evs && base_buf_printf(&b, "data: %s\n\ndata: [DONE]\n\n", evs) == BASE_OK) {
-                struct MHD_Response *r =
-                    MHD_create_response_from_buffer(b.len, b.data, MHD_RESPMEM_MUST_COPY);
+            if (evs && base_buf_printf(&b, "data: %s\n\ndata: [DONE]\n\n", evs) == BASE_OK)
+                r = MHD_create_response_from_buffer(b.len, b.data, MHD_RESPMEM_MUST_COPY);
+            if (r) {
                 MHD_add_response_header(r, "Content-Type", "text/event-stream");
                 MHD_add_response_header(r, "Cache-Control", "no-cache");
-                q = MHD_queue_response(c, MHD_HTTP_OK, r);
-                MHD_destroy_response(r);
-            } else {
-                q = MHD_NO;
             }
             free(evs);
             base_buf_deinit(&b);
         }
+        json_decref(ans);
+        if (r) {
+            q = MHD_queue_response(c, MHD_HTTP_OK, r);
+            MHD_destroy_response(r);
+            answered = q == MHD_YES;
+        } else {
+            q = sh__send(c, MHD_HTTP_OK, NULL, NULL); /* sh__send's 500 */
+        }
         BASE_LOGD("serve-http", "request %llu: %zu bytes in %.1f ms", (unsigned long long)id,
                   j->len, j->ms);
+    }
+    if (j->st != BASE_ERR_CANCELLED) {
+        pthread_mutex_lock(&s->mu);
+        if (answered)
+            s->n_ok++;
+        else
+            s->n_err++;
+        pthread_mutex_unlock(&s->mu);
     }
     sh__job_free(j);
     return q;
