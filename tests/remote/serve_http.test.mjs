@@ -238,8 +238,10 @@ test('a client that hangs up cancels its request; the next one is served at once
 const DOC = 'def add(a, b):\n    return \n';
 async function viaRemote(source, extra = {}) {
   // One candidate: each further one is another request to the server, and
-  // these tests count the server's answers.
-  const s = await session(REAL, { env: { INFILLD_TEST_TOKEN: TOKEN }, initOptions: { source, timeBudgetMs: 20000, candidates: 1, ...extra } });
+  // these tests count the server's answers. The transfer's own timeout (5 s by
+  // default) is raised to the budget: under ASan on a loaded machine a TLS
+  // handshake plus a completion by the serving daemon takes longer.
+  const s = await session(REAL, { env: { INFILLD_TEST_TOKEN: TOKEN }, initOptions: { source: { timeoutMs: 20000, ...source }, timeBudgetMs: 20000, candidates: 1, ...extra } });
   await open(s.conn, 'file:///w/a.py', DOC);
   const r = await inline(s.conn, 'file:///w/a.py', 1, 11);
   const c = await close(s);
