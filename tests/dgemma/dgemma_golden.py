@@ -83,6 +83,15 @@ GGUF_CASES = {
     "gguf_q4_0_decode_sc_moe_own_v": (MOE_BF16.replace("--dtype bf16", "--dtype f32"), "q4_0", False, True),
 }
 
+# Quantised experts (the GGUF layout of real DiffusionGemma files: Q4_K_M stores the
+# merged ffn_gate_up_exps / ffn_down_exps quantised); d_model and the expert width are
+# 256 so that the K types' 256-element blocks fit. The 2-D matrices stay f32, so the
+# experts are the only quantised computation. The q6_k case writes the split
+# ffn_gate_exps / ffn_up_exps layout.
+QEXP = "--layers 2 --pattern 2 --moe --seed 8 --hidden 256 --expert-ffn 256"
+QEXP_CASES = {"gguf_qexp_q8_0": ("q8_0", False), "gguf_qexp_q4_0": ("q4_0", False),
+              "gguf_qexp_q4_k": ("q4_k", False), "gguf_qexp_q6_k_split": ("q6_k", True)}
+
 OTHER = ["info", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
          "padded_vocab_cli"]
 TINY_SPM = os.path.join(HERE, "..", "tokenizer", "data", "tiny_spm", "tokenizer.json")
@@ -205,6 +214,172 @@ def gguf_case(tool, work, name):
     print("%s: %d tensors from the GGUF, %d rows, worst row error %.3g" % (name, n_over, len(want), worst))
     if not worst <= 1e-5:
         raise SystemExit("FAIL: error %.3g > 1e-5" % worst)
+    return 0
+
+
+def gguf_model(work, args, extra):
+    """(HF dir, GGUF path, reference model with the GGUF's stored values)."""
+    import gguf_read
+    key = hashlib.sha256((args + extra + open(mkdgemma.__file__, "rb").read().hex()).encode()).hexdigest()[:12]
+    d = os.path.join(work, "g" + key)
+    gg = d + ".gguf"
+    if not os.path.exists(gg):
+        mkdgemma.main(args.split() + extra.split() + ["--out", d, "--gguf", gg])
+    m = ref.load(d)
+    _, tens = gguf_read.read(gg)
+    for hf in list(m.w):
+        g = mkdgemma.gguf_name(hf)
+        if g is None:
+            continue
+        if g.endswith("ffn_gate_up_exps.weight") and g not in tens:
+            parts = [tens[g.replace("gate_up", p)] for p in ("gate", "up")]
+            m.w[hf] = np.concatenate([gguf_read.dequant(t, raw, int(np.prod(sh))).reshape(sh)
+                                      for t, sh, raw in parts], axis=1).astype(np.float64)
+            continue
+        t, shape, raw = tens[g]
+        m.w[hf] = gguf_read.dequant(t, raw, int(np.prod(shape))).reshape(shape).astype(np.float64)
+    return d, gg, m
+
+
+U = 2.0 ** -24
+GELU_LIP = 1.13  # max |d/dx gelu_tanh(x)| (1.1289 at x ~ 2.4)
+
+
+def act_round(x, W):
+    """test_qdot's activation-rounding bound of W @ x with x quantised per 32: each
+    element moves by at most d_a / 2 = max|x_block| / 254, so
+    |dy_j| <= sum_b d_a,b / 2 sum_{i in b} |W_ji|; plus the float part, (nb + 3) u
+    sum_i (|W_ji| + o) (|x_i| + d_a) with the block offset o taken as max |W| of the
+    row (the integer dot products themselves are exact)."""
+    nb = x.shape[0] // 32
+    xb = np.abs(x).reshape(nb, 32)
+    da = xb.max(axis=1) / 127.0
+    aW = np.abs(W).reshape(W.shape[0], nb, 32)
+    rnd = (aW.sum(axis=2) * (da / 2)[None, :]).sum(axis=1)
+    flt = (nb + 3) * U * ((aW + aW.max(axis=(1, 2))[:, None, None]) * (xb + da[:, None])[None]).sum(axis=(1, 2))
+    return rnd + flt
+
+
+def moe_bound(m, layer, x, idx, wts):
+    """Float64 routed-expert output (float activations, the GGUF's dequantised
+    weights, the engine's routing) and an element-wise bound of the int8 path's error:
+    stage 1 (gate/up) by act_round; through GeGLU by |dh| <= L dg (|u| + du) +
+    |gelu(g)| du (+ 4 u |h| rounding); stage 2 (down) by sum_j |W2_ij| dh_j +
+    act_round on |h| + dh (the engine quantises its own h); summed with |w_k|."""
+    p = "model.decoder.layers.%d." % layer
+    w = m.w
+    b2 = ref.rms(x, w[p + "pre_feedforward_layernorm_2.weight"], m.eps)
+    gu, dw = w[p + "experts.gate_up_proj"], w[p + "experts.down_proj"]
+    F = m.F
+    out = np.zeros_like(x)
+    bnd = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        for k in range(m.K):
+            e, we = int(idx[t, k]), float(wts[t, k])
+            W1, W2 = gu[e], dw[e]
+            # the engine's b2 is f32: its own rounding, a few u relative
+            z = W1 @ b2[t]
+            dz = act_round(b2[t], W1) + 8 * U * (np.abs(W1) @ np.abs(b2[t]))
+            g, u, dg, du = z[:F], z[F:], dz[:F], dz[F:]
+            h = ref.gelu_tanh(g) * u
+            dh = GELU_LIP * dg * (np.abs(u) + du) + np.abs(ref.gelu_tanh(g)) * du + 4 * U * np.abs(h)
+            y = W2 @ h
+            dy = np.abs(W2) @ dh + act_round(np.abs(h) + dh, W2)
+            out[t] += we * y
+            bnd[t] += abs(we) * dy + 4 * U * abs(we * y).max() * m.K
+    return out, bnd
+
+
+def qexp_case(tool, work, name):
+    qt, split = QEXP_CASES[name]
+    extra = " --gguf-expert-type %s%s" % (qt, " --gguf-split-experts" if split else "")
+    d, gg, m = gguf_model(work, QEXP, extra)
+    info = json.loads(run(tool, "info", "--model", gg).stdout)
+    if info["family"] != 3 or not info["moe"]:
+        raise SystemExit("FAIL: GGUF info %r" % info)
+    deq = dict(os.environ, INFILLD_CPU_QUANT="dequant")
+    # (1) the routed experts of each layer alone, on residual rows with outliers and a
+    # near-zero row: int8 path within the derived bound (x2, as test_qdot allows),
+    # dequantised path within 1e-5 of the float64 reference
+    rng = np.random.Generator(np.random.PCG64(11))
+    x = rng.standard_normal((24, m.d))
+    x[3, 7] = 40.0
+    x[9] *= 1e-3
+    x = x.astype("<f4")
+    xf = os.path.join(work, name + ".x")
+    x.tofile(xf)
+    x = x.astype(np.float64)
+    worst_ratio, worst_deq = 0.0, 0.0
+    for layer in range(m.n_layer):
+        res = {}
+        for path, env in (("int8", None), ("dequant", deq)):
+            of = os.path.join(work, "%s.%d.%s.m" % (name, layer, path))
+            run(tool, "moe", "--model", gg, "--layer", str(layer), "--x", xf, "--out", of, env=env)
+            got = np.fromfile(of, dtype="<f4").reshape(-1, m.d).astype(np.float64)
+            rt = np.fromfile(of + ".route", dtype="<i4")
+            n = x.shape[0]
+            idx = rt[: n * m.K].reshape(n, m.K)
+            wts = rt[n * m.K:].view("<f4").reshape(n, m.K).astype(np.float64)
+            res[path] = (got, idx, wts)
+        got, idx, wts = res["int8"]
+        # the routing is the reference's (softmax, top-k, renormalised, x per-expert scale)
+        p = "model.decoder.layers.%d." % layer
+        r = ref.rms(x, None, m.eps) * m.w[p + "router.scale"] * m.d ** -0.5
+        lg = r @ m.w[p + "router.proj.weight"].T
+        pr = np.exp(lg - lg.max(axis=1, keepdims=True))
+        pr /= pr.sum(axis=1, keepdims=True)
+        for t in range(x.shape[0]):
+            top = sorted(range(m.E), key=lambda e: (-pr[t, e], e))[: m.K]
+            tw = pr[t, top] / pr[t, top].sum() * m.w[p + "router.per_expert_scale"][top]
+            if list(idx[t]) != top or np.max(np.abs(wts[t] - tw)) > 1e-5 * np.max(np.abs(tw)):
+                raise SystemExit("FAIL: layer %d row %d routing %r %r, reference %r %r" %
+                                 (layer, t, list(idx[t]), list(wts[t]), top, list(tw)))
+        want, bnd = moe_bound(m, layer, x, idx, wts)
+        err = np.abs(got - want)
+        ratio = float(np.max(err / bnd))
+        if not ratio <= 2.0:
+            t, j = np.unravel_index(int(np.argmax(err / bnd)), err.shape)
+            raise SystemExit("FAIL: layer %d int8 experts row %d col %d: error %.3g, bound %.3g" %
+                             (layer, t, j, err[t, j], bnd[t, j]))
+        worst_ratio = max(worst_ratio, ratio)
+        gd = res["dequant"][0]
+        worst_deq = max(worst_deq, max(rel_err(gd[t], want[t]) for t in range(x.shape[0])))
+    if not worst_deq <= 1e-5:
+        raise SystemExit("FAIL: dequantised experts error %.3g > 1e-5" % worst_deq)
+    # (2) a whole decoder pass with self-conditioning: the dequantised path matches the
+    # float64 reference to 1e-5; the int8 path stays near it. Its deviation is the
+    # experts' activation rounding (bounded per block above), a few 1e-3 of the logit
+    # range after the layers, except on a row whose top-k choice flips between two
+    # near-equal router logits in a later layer (a discrete change, not a bound
+    # violation): the median row is held to 1e-2, every row must be finite. Both
+    # paths read only the experts they use.
+    c = ref.Cache(m)
+    ref.encode(m, c, PROMPT)
+    out = os.path.join(work, name + ".f32")
+    sc = (ref.decode(m, c, CANVAS[::-1]) / 0.6).astype("<f4")
+    sc.tofile(out + ".sc")
+    want = ref.decode(m, c, CANVAS, sc.astype(np.float64))
+    errs = {}
+    for path, env in (("int8", None), ("dequant", deq)):
+        p = run(tool, "decode", "--model", gg, "--prompt", ids(PROMPT), "--canvas", ids(CANVAS), "--out", out,
+                "--sc", out + ".sc", env=env)
+        got = np.fromfile(out, dtype="<f4").reshape(-1, m.V).astype(np.float64)
+        if not np.all(np.isfinite(got)):
+            raise SystemExit("FAIL: %s decode logits are not finite" % path)
+        re_ = [rel_err(got[i], want[i]) for i in range(len(want))]
+        errs[path] = (max(re_), float(np.median(re_)))
+        import re
+        mt = re.search(r"experts: calls \d+ rows \d+ read (\d+) used (\d+) all (\d+)", p.stderr)
+        read, used, allb = (int(v) for v in mt.groups())
+        if read != used or not used < allb:
+            raise SystemExit("FAIL: expert grouping read %d bytes, used %d, all %d" % (read, used, allb))
+    print("%s: experts alone: int8 worst error / bound %.3f, dequantised %.3g; decode logits "
+          "(worst, median row): int8 %.3g %.3g, dequantised %.3g" %
+          (name, worst_ratio, worst_deq, errs["int8"][0], errs["int8"][1], errs["dequant"][0]))
+    if not errs["dequant"][0] <= 1e-5:
+        raise SystemExit("FAIL: dequantised decode error %.3g > 1e-5" % errs["dequant"][0])
+    if not errs["int8"][1] <= 1e-2:
+        raise SystemExit("FAIL: int8 decode median row error %.3g > 1e-2" % errs["int8"][1])
     return 0
 
 
@@ -417,7 +592,7 @@ def main(argv):
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args(argv)
     if a.list:
-        print("\n".join(list(LOGIT_CASES) + list(SAMPLER_CASES) + list(GGUF_CASES) + OTHER))
+        print("\n".join(list(LOGIT_CASES) + list(SAMPLER_CASES) + list(GGUF_CASES) + list(QEXP_CASES) + OTHER))
         return 0
     os.makedirs(a.work, exist_ok=True)
     global INFILLD
@@ -428,6 +603,8 @@ def main(argv):
         return sampler_case(a.tool, a.work, a.case)
     if a.case in GGUF_CASES:
         return gguf_case(a.tool, a.work, a.case)
+    if a.case in QEXP_CASES:
+        return qexp_case(a.tool, a.work, a.case)
     if a.case in OTHER:
         return other_case(a.tool, a.work, a.case)
     raise SystemExit("unknown case %s" % a.case)
