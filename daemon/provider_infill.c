@@ -552,6 +552,10 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
     const char *mode = o ? json_string_value(json_object_get(o->all, "mode")) : NULL;
     if (mode && strcmp(mode, "exact") == 0)
         r.mode = ENG_CACHE_EXACT;
+    /* "dgemmaInfill": "prompt" | "pin" (DiffusionGemma's infill mode; others ignore it) */
+    const char *dgi = o ? json_string_value(json_object_get(o->all, "dgemmaInfill")) : NULL;
+    if (dgi && !ifl_dg_infill_parse(dgi, &r.dg_infill))
+        r.dg_infill = IFL_DG_INFILL_PROMPT;
     const char *growth = o ? json_string_value(json_object_get(o->all, "holeGrowth")) : NULL;
     r.grow_extend = growth && strcmp(growth, "extend") == 0;
     r.want_partial = req->want_partial && !sel;

@@ -114,9 +114,23 @@ typedef struct eng_eb_params {
     int n_stop;
     bool self_cond;             /* feed the previous step's scaled logits back */
     const volatile int *cancel; /* checked between steps */
-    /* Optional: called after each step with the argmax canvas. */
+    /* Optional: called after each step with the argmax canvas (pinned ids at
+     * pinned positions). */
     void (*progress)(void *ud, int canvas, int step, const int32_t *argmax, int n);
     void *progress_ud;
+    /* Optional: called before each decoder pass with the canvas it reads. */
+    void (*canvas_cb)(void *ud, int canvas, int step, const int32_t *x, int n);
+    /* Pinned positions (the suffix-pinning infill mode, DIFFUSIONGEMMA.md §4.1 (b)):
+     * pin[k] >= 0 fixes output position k (canvas k / canvas_len, slot
+     * k % canvas_len) to that id, -1 leaves it free; positions >= n_pin are
+     * free. A pinned position holds its id in the initial canvas and after
+     * every step (never drawn, never re-noised) and in the committed canvas; it
+     * spends none of the entropy bound and is left out of the stability check,
+     * the mean entropy of the confident stop (over the free positions; none
+     * free: 0) and the stop-id search (a stop id at a free position pads the
+     * free positions after it; pinned ones keep their ids). */
+    const int32_t *pin;
+    int n_pin;
 } eng_eb_params;
 
 /* The model's defaults. */

@@ -71,6 +71,11 @@ SAMPLER_CASES = {
     "sampler_bound_zero": (DENSE, {"entropy_bound": 0.0, "seed": 99}),
     # ids without a token are never drawn, chosen or counted (reference: the same rule)
     "sampler_padded_vocab": (PADDED, {"confidence": 0.0, "max_new_tokens": 32}),
+    # the suffix-pinning infill mode: six pinned ids at the first canvas's tail (one of
+    # them the stop id, which must not end generation there) and one in the second
+    # canvas; every canvas the decoder reads holds them, the committed canvases too
+    "sampler_pinned_suffix": (MOE, {"max_new_tokens": 32, "stop_ids": [1],
+                                    "pin": [-1] * 10 + [300, 217, 161, 1, 240, 141] + [-1] * 3 + [205]}),
 }
 
 INFILLD = None
@@ -92,7 +97,7 @@ QEXP = "--layers 2 --pattern 2 --moe --seed 8 --hidden 256 --expert-ffn 256"
 QEXP_CASES = {"gguf_qexp_q8_0": ("q8_0", False), "gguf_qexp_q4_0": ("q4_0", False),
               "gguf_qexp_q4_k": ("q4_k", False), "gguf_qexp_q6_k_split": ("q6_k", True)}
 
-OTHER = ["info", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
+OTHER = ["info", "infill_pin_cli", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
          "padded_vocab_cli"]
 TINY_SPM = os.path.join(HERE, "..", "tokenizer", "data", "tiny_spm", "tokenizer.json")
 
@@ -390,6 +395,8 @@ def gen_args(d, P):
          "--max-new", str(P["max_new_tokens"]), "--stop", ids(P["stop_ids"]), "--prompt", ids(PROMPT)]
     if not P["self_cond"]:
         a.append("--no-sc")
+    if P.get("pin"):
+        a += ["--pin", ids(P["pin"]), "--trace-x"]
     return a
 
 
@@ -405,8 +412,25 @@ def sampler_case(tool, work, name):
         probe = ref.generate(m, PROMPT, dict(P, max_new_tokens=32))
         P["stop_ids"] = [probe["tokens"][16 + 5]]
         first = probe["tokens"].index(P["stop_ids"][0])
-    want = ref.generate(m, PROMPT, P)
-    got = json.loads(run(tool, *gen_args(d, P)).stdout)
+    canv = []
+    want = ref.generate(m, PROMPT, P, canvases=canv)
+    pr = run(tool, *gen_args(d, P))
+    got = json.loads(pr.stdout)
+    if P.get("pin"):
+        pin = P["pin"]
+        seen = [(int(f[1]), int(f[2]), [int(v) for v in f[3:]]) for f in
+                (ln.split() for ln in pr.stderr.splitlines()) if f and f[0] == "canvas"]
+        if seen != canv:
+            raise SystemExit("FAIL: the canvases the decoder read differ from the reference's")
+        n = m.canvas
+        for b, st, x in seen:
+            if any(pin[b * n + i] >= 0 and x[i] != pin[b * n + i] for i in range(n) if b * n + i < len(pin)):
+                raise SystemExit("FAIL: canvas %d step %d changed a pinned position: %r" % (b, st, x))
+        if any(p_ >= 0 and k < len(want["tokens"]) and got["tokens"][k] != p_ for k, p_ in enumerate(pin)):
+            raise SystemExit("FAIL: committed tokens differ from the pins: %r" % got["tokens"])
+        if len(want["tokens"]) < 32 or 1 in [want["tokens"][i] for i in range(13)]:
+            raise SystemExit("FAIL: the case must run two canvases past the pinned stop id: %r" % want)
+        print("%s: %d decoder canvases, pinned positions unchanged in every one" % (name, len(seen)))
     for k in ("tokens", "n_text", "steps", "hit_stop", "last_stop"):
         if got[k] != want[k]:
             raise SystemExit("FAIL: %s differs: engine %r, reference %r" % (k, got[k], want[k]))
@@ -485,6 +509,37 @@ def other_case(tool, work, name):
                 "stability 1, confidence 0.005, self-conditioning on)")
         if want not in out:
             raise SystemExit("FAIL: --explain does not show the entropy-bound sampler:\n%s" % out)
+    elif name == "infill_pin_cli":
+        # the suffix-pinning mode through `infilld complete --dgemma-infill pin`: the canvas is
+        # [--n hole slots][the suffix's first tokens pinned, up to the canvas end]; the answer
+        # is the hole slots only (then pad). The sampler case sampler_pinned_suffix checks
+        # that pinned ids never change against the reference.
+        d = model_dir(work, MOE)
+        src = os.path.join(work, "fim_pin.py")
+        with open(src, "w") as f:
+            f.write("def add(a, b):\n    return \nprint(add(1, 2))\n")
+        for n_hole, seed in ((6, "1"), (3, "2"), (40, "3")):
+            p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", d,
+                                "--dgemma-infill", "pin", "--n", str(n_hole), "--seed", seed, "--json"],
+                               capture_output=True, text=True, timeout=120)
+            if p.returncode != 0:
+                raise SystemExit("FAIL: complete --dgemma-infill pin: rc %d\n%s" % (p.returncode, p.stdout + p.stderr))
+            o = json.loads(p.stdout)
+            slots = min(n_hole, 16)
+            want = {"mode": "pin", "hole_slots": slots, "pinned": min(o["suffix_tokens"], 16 - slots)}
+            if o["dgemma_infill"] != want or o["suffix_tokens"] < 1:
+                raise SystemExit("FAIL: dgemma_infill %r, expected %r" % (o["dgemma_infill"], want))
+            if len(o["tokens"]) != slots + 1 or o["tokens"][-1] != 0:
+                raise SystemExit("FAIL: pin mode answered tokens %r for %d slots" % (o["tokens"], slots))
+        p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", d,
+                            "--dgemma-infill", "pin", "--n", "6", "--explain"], capture_output=True, text=True,
+                           timeout=120)
+        if "infill: suffix pinned on the canvas: 6 hole slots, then 10 suffix tokens pinned" not in p.stdout:
+            raise SystemExit("FAIL: --explain does not show the pinned layout:\n%s" % p.stdout)
+        p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", d,
+                            "--dgemma-infill", "middle"], capture_output=True, text=True, timeout=120)
+        if p.returncode != 2 or "bad value for --dgemma-infill" not in p.stderr:
+            raise SystemExit("FAIL: a bad --dgemma-infill was not refused: %r" % p.stderr)
     elif name == "gguf_gemma4_tokenizer":
         # A GGUF with Gemma's own tokenizer kind (tokenizer.ggml.model gemma4, no mask token
         # id: the family uses uniform-noise canvases) loads, computes the reference logits

@@ -12,7 +12,10 @@
  *   dgemma_tool generate --model DIR [--prompt IDS] [--seed S] [--steps N]
  *                        [--t-min T] [--t-max T] [--bound B] [--stability K]
  *                        [--confidence C] [--max-new M] [--stop IDS] [--no-sc]
- *       The entropy-bound sampler; JSON result on stdout.
+ *                        [--pin IDS] [--trace] [--trace-x]
+ *       The entropy-bound sampler; JSON result on stdout. --pin: one id per output
+ *       position (-1 free). --trace: the argmax canvas after every step, --trace-x:
+ *       the canvas each decoder pass reads, on stderr.
  *   dgemma_tool kat
  *       Known-answer checks of the attention rectangle and the proportional RoPE.
  *   dgemma_tool bench --model DIR [--prompt-len P] [--steps K] [--threads T]
@@ -112,6 +115,15 @@ static void trace_fn(void *ud, int canvas, int step, const int32_t *amax, int n)
     fprintf(stderr, "trace %d %d", canvas, step);
     for (int i = 0; i < n; i++)
         fprintf(stderr, " %d", amax[i]);
+    fprintf(stderr, "\n");
+}
+
+/* --trace-x: the canvas each decoder pass reads, on stderr. */
+static void trace_x_fn(void *ud, int canvas, int step, const int32_t *x, int n) {
+    (void)ud;
+    fprintf(stderr, "canvas %d %d", canvas, step);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, " %d", x[i]);
     fprintf(stderr, "\n");
 }
 
@@ -377,6 +389,12 @@ int main(int argc, char **argv) {
         p.self_cond = !flag(argc, argv, "--no-sc") && in->self_cond;
         if (flag(argc, argv, "--trace"))
             p.progress = trace_fn;
+        if (flag(argc, argv, "--trace-x"))
+            p.canvas_cb = trace_x_fn;
+        int npin = 0;
+        int32_t *pin = arg(argc, argv, "--pin") ? parse_ids(arg(argc, argv, "--pin"), &npin) : NULL;
+        p.pin = pin;
+        p.n_pin = npin;
         int np = 0, ns = 0;
         int32_t *pr = parse_ids(arg(argc, argv, "--prompt"), &np);
         int32_t *stop =
@@ -406,6 +424,7 @@ int main(int argc, char **argv) {
         }
         free(pr);
         free(stop);
+        free(pin);
         eng_dg_ctx_free(c);
     } else {
         rc = fail("unknown command", NULL);
