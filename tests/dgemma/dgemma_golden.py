@@ -97,7 +97,7 @@ QEXP = "--layers 2 --pattern 2 --moe --seed 8 --hidden 256 --expert-ffn 256"
 QEXP_CASES = {"gguf_qexp_q8_0": ("q8_0", False), "gguf_qexp_q4_0": ("q4_0", False),
               "gguf_qexp_q4_k": ("q4_k", False), "gguf_qexp_q6_k_split": ("q6_k", True)}
 
-OTHER = ["info", "infill_pin_cli", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
+OTHER = ["info", "infill_pin_cli", "eval_cli", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
          "padded_vocab_cli"]
 TINY_SPM = os.path.join(HERE, "..", "tokenizer", "data", "tiny_spm", "tokenizer.json")
 
@@ -540,6 +540,31 @@ def other_case(tool, work, name):
                             "--dgemma-infill", "middle"], capture_output=True, text=True, timeout=120)
         if p.returncode != 2 or "bad value for --dgemma-infill" not in p.stderr:
             raise SystemExit("FAIL: a bad --dgemma-infill was not refused: %r" % p.stderr)
+    elif name == "eval_cli":
+        # `infilld eval` names the family's sampler, entropy_bound, and its settings (the
+        # model's generation_config.json: mkdgemma's are the published defaults), in the
+        # JSON rows and under the markdown table, with the infill mode
+        d = model_dir(work, MOE)
+        fixture = os.path.join(HERE, "..", "eval", "data", "heldout-fixture.jsonl")
+        base = [INFILLD, "eval", "--set", fixture, "--model", d, "--limit", "2", "--max-hole", "8",
+                "--device", "cpu"]
+        for mode in ("prompt", "pin"):
+            p = subprocess.run(base + ["--json", "--dgemma-infill", mode], capture_output=True, text=True,
+                               timeout=300)
+            if p.returncode != 0:
+                raise SystemExit("FAIL: infilld eval on a DiffusionGemma model: rc %d\n%s" %
+                                 (p.returncode, p.stderr[-2000:]))
+            row = json.loads(p.stdout)["rows"][0]
+            want = {"max_steps": 48, "t_max": 0.8, "t_min": 0.4, "entropy_bound": 0.1, "stability": 1,
+                    "confidence": 0.005, "self_cond": True, "infill": mode}
+            if row["sampler"] != "entropy_bound" or row["sampler_settings"] != want:
+                raise SystemExit("FAIL: eval sampler %r %r, expected entropy_bound %r" %
+                                 (row["sampler"], row["sampler_settings"], want))
+        p = subprocess.run(base, capture_output=True, text=True, timeout=300)
+        line = ("entropy_bound (step cap 48, temperature 0.80 -> 0.40, entropy bound 0.1 nats, stability 1, "
+                "confidence 0.005, self-conditioning on, infill prompt)")
+        if p.returncode != 0 or "| entropy_bound |" not in p.stdout or line not in p.stdout:
+            raise SystemExit("FAIL: the eval table does not name the sampler and its settings:\n%s" % p.stdout)
     elif name == "gguf_gemma4_tokenizer":
         # A GGUF with Gemma's own tokenizer kind (tokenizer.ggml.model gemma4, no mask token
         # id: the family uses uniform-noise canvases) loads, computes the reference logits
