@@ -48,7 +48,29 @@ typedef struct eng_dg_info {
 /* NULL when the model is not a DiffusionGemma model. */
 const eng_dg_info *eng_dg_get_info(const eng_model *m);
 
+/* What the weights and a context cost (infilld doctor). The K/V cache is F32,
+ * K and V per layer and position, every position kept on the sliding layers
+ * too, and V stored even where it equals K (attention_k_eq_v). */
+typedef struct eng_dg_memory {
+    uint64_t expert_bytes_all;   /* every expert of every layer (0 without MoE) */
+    uint64_t expert_bytes_token; /* top_k experts of every layer: one token's expert reads */
+    uint64_t expert_bytes_one;   /* one expert (gate, up, down), the largest layer's */
+    uint64_t dense_bytes;        /* the other weights (weight_bytes - expert_bytes_all) */
+    char expert_types[64];       /* the expert tensors' types, e.g. "Q4_K, Q6_K" */
+    int n_sliding, n_global;     /* layers of each kind */
+    uint64_t kv_token_sliding;   /* K + V bytes per token of one sliding layer */
+    uint64_t kv_token_global;    /* ... of one global layer */
+    uint64_t kv_token;           /* per token over every layer */
+} eng_dg_memory;
+/* false when m is not a DiffusionGemma model. */
+bool eng_dg_memory_info(const eng_model *m, eng_dg_memory *out);
+
 typedef struct eng_dg_ctx eng_dg_ctx;
+
+/* The bytes eng_dg_ctx_new(m, max_cache, max_rows) allocates: the K/V cache
+ * and the scratch of its passes (what its memory check compares). */
+void eng_dg_ctx_bytes(const eng_model *m, int max_cache, int max_rows, uint64_t *kv,
+                      uint64_t *scratch);
 
 /* A K/V cache of up to max_cache positions (prompt + committed canvases) and
  * scratch for passes of up to max_rows tokens (the canvas; longer encoder

@@ -830,3 +830,46 @@ base_status eng__dg_load_gguf(eng_model *m, eng_error *err) {
     snprintf(mi->quant_types, sizeof mi->quant_types, "%s", eng_dtype_name(dg->embed.dtype));
     return BASE_OK;
 }
+
+bool eng_dg_memory_info(const eng_model *m, eng_dg_memory *o) {
+    memset(o, 0, sizeof *o);
+    if (!m || !m->dg)
+        return false;
+    const eng__dg_model *dg = m->dg;
+    const eng_dg_info *in = &dg->info;
+    size_t tl = 0;
+    uint64_t seen = 0; /* dtypes named in expert_types */
+    for (int l = 0; l < in->n_layer; l++) {
+        const eng__dg_layer *L = &dg->layers[l];
+        const uint64_t kv = 2ull * (uint64_t)L->n_kv * (uint64_t)L->hd * sizeof(float);
+        if (L->global) {
+            o->n_global++;
+            o->kv_token_global = kv;
+        } else {
+            o->n_sliding++;
+            o->kv_token_sliding = kv;
+        }
+        o->kv_token += kv;
+        if (!in->moe)
+            continue;
+        o->expert_bytes_all += L->expert_bytes * (uint64_t)in->n_expert;
+        o->expert_bytes_token += L->expert_bytes * (uint64_t)in->top_k;
+        o->expert_bytes_one = BASE_MAX(o->expert_bytes_one, L->expert_bytes);
+        const eng_tensor *ts[3] = {&L->exp_gate_up, &L->exp_up, &L->exp_down};
+        for (int k = 0; k < 3; k++) {
+            if (!ts[k]->data)
+                continue;
+            const unsigned t = (unsigned)ts[k]->dtype;
+            if (t < 64 && (seen >> t & 1))
+                continue;
+            seen |= t < 64 ? 1ull << t : 0;
+            const char *nm = eng_dtype_name(ts[k]->dtype);
+            tl += (size_t)snprintf(o->expert_types + tl, sizeof o->expert_types - tl, "%s%s",
+                                   tl ? ", " : "", nm);
+            tl = BASE_MIN(tl, sizeof o->expert_types - 1);
+        }
+    }
+    const uint64_t w = m->info.weight_bytes;
+    o->dense_bytes = w > o->expert_bytes_all ? w - o->expert_bytes_all : 0;
+    return true;
+}

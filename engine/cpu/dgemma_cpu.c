@@ -224,6 +224,33 @@ void eng_dg_ctx_free(eng_dg_ctx *c) {
     free(c);
 }
 
+void eng_dg_ctx_bytes(const eng_model *m, int max_cache, int max_rows, uint64_t *kv_out,
+                      uint64_t *scratch_out) {
+    const eng__dg_model *dg = m->dg;
+    const eng_dg_info *in = &dg->info;
+    const dg_be *be = (const dg_be *)m->be;
+    const int R = max_rows, d = in->d_model, V = in->vocab_size, nt = be ? be->nt : 1;
+    const int hdm = BASE_MAX(in->hd_sliding, in->hd_global);
+    const int kvm = BASE_MAX(in->n_kv_sliding * in->hd_sliding, in->n_kv_global * in->hd_global);
+    const int qm = in->n_head * hdm;
+    const int ffm = BASE_MAX(in->d_ff, 2 * in->d_expert);
+    int colm = BASE_MAX(BASE_MAX(d, qm), BASE_MAX(in->d_ff, in->d_expert));
+    uint64_t kv = 0;
+    for (int l = 0; l < in->n_layer; l++)
+        kv += 2ull * (uint64_t)max_cache * (uint64_t)dg_kvdim(&dg->layers[l]) * sizeof(float);
+    const int K = in->moe ? in->top_k : 0, E = in->moe ? in->n_expert : 0;
+    uint64_t rows = (uint64_t)R * (uint64_t)(8 * d + 2 * qm + 2 * kvm + 2 * ffm + E + 2 * K +
+                                             (in->self_cond ? V : 0));
+    if (in->moe)
+        rows +=
+            (uint64_t)R * (uint64_t)(2 * d + 3 * in->d_expert) +
+            (uint64_t)R * (uint64_t)(2 * d + in->d_expert) / 32 * sizeof(eng__q8a) / sizeof(float);
+    *kv_out = kv;
+    *scratch_out =
+        rows * sizeof(float) +
+        (uint64_t)nt * ((uint64_t)DG_TILE_ROWS * colm + (uint64_t)max_cache + R) * sizeof(float);
+}
+
 eng_dg_ctx *eng_dg_ctx_new(eng_model *m, int max_cache, int max_rows, eng_error *err) {
     if (!m || !m->dg || m->bi != &eng__dg_backend) {
         eng__err(err, BASE_ERR_INVALID, "not a DiffusionGemma model");
@@ -245,20 +272,10 @@ eng_dg_ctx *eng_dg_ctx_new(eng_model *m, int max_cache, int max_rows, eng_error 
     const int qm = in->n_head * hdm;
     const int ffm = BASE_MAX(in->d_ff, 2 * in->d_expert);
     int colm = BASE_MAX(BASE_MAX(d, qm), BASE_MAX(in->d_ff, in->d_expert));
-    /* The memory budget: K/V cache + scratch (+ the self-conditioning softmax). */
-    uint64_t kv = 0;
-    for (int l = 0; l < in->n_layer; l++)
-        kv += 2ull * (uint64_t)max_cache * (uint64_t)dg_kvdim(&dg->layers[l]) * sizeof(float);
     const int K = in->moe ? in->top_k : 0, E = in->moe ? in->n_expert : 0;
-    uint64_t rows = (uint64_t)R * (uint64_t)(8 * d + 2 * qm + 2 * kvm + 2 * ffm + E + 2 * K +
-                                             (in->self_cond ? V : 0));
-    if (in->moe)
-        rows +=
-            (uint64_t)R * (uint64_t)(2 * d + 3 * in->d_expert) +
-            (uint64_t)R * (uint64_t)(2 * d + in->d_expert) / 32 * sizeof(eng__q8a) / sizeof(float);
-    uint64_t scratch =
-        rows * sizeof(float) +
-        (uint64_t)nt * ((uint64_t)DG_TILE_ROWS * colm + (uint64_t)max_cache + R) * sizeof(float);
+    /* The memory budget: K/V cache + scratch (+ the self-conditioning softmax). */
+    uint64_t kv, scratch;
+    eng_dg_ctx_bytes(m, max_cache, max_rows, &kv, &scratch);
     uint64_t avail = dg_mem(false);
     if (avail && kv + scratch > avail) {
         eng__err(err, BASE_ERR_NOMEM,

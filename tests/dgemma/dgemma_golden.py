@@ -97,7 +97,7 @@ QEXP = "--layers 2 --pattern 2 --moe --seed 8 --hidden 256 --expert-ffn 256"
 QEXP_CASES = {"gguf_qexp_q8_0": ("q8_0", False), "gguf_qexp_q4_0": ("q4_0", False),
               "gguf_qexp_q4_k": ("q4_k", False), "gguf_qexp_q6_k_split": ("q6_k", True)}
 
-OTHER = ["info", "infill_pin_cli", "eval_cli", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
+OTHER = ["info", "infill_pin_cli", "eval_cli", "doctor", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
          "padded_vocab_cli"]
 TINY_SPM = os.path.join(HERE, "..", "tokenizer", "data", "tiny_spm", "tokenizer.json")
 
@@ -565,6 +565,42 @@ def other_case(tool, work, name):
                 "confidence 0.005, self-conditioning on, infill prompt)")
         if p.returncode != 0 or "| entropy_bound |" not in p.stdout or line not in p.stdout:
             raise SystemExit("FAIL: the eval table does not name the sampler and its settings:\n%s" % p.stdout)
+    elif name == "doctor":
+        # `infilld doctor` on DiffusionGemma models: expert bytes (all, per token, one) and
+        # K/V bytes per token of each layer kind, computed here from the configs and the
+        # GGUF's block sizes (F32 safetensors; Q6_K split experts)
+        import re
+        cases = [(model_dir(work, MOE_BF16), None), (gguf_model(work, QEXP, " --gguf-expert-type q6_k --gguf-split-experts")[1], "q6_k")]
+        for path, qt in cases:
+            hf = path[:-5] if path.endswith(".gguf") else path
+            tc = json.load(open(os.path.join(hf, "config.json")))["text_config"]
+            d, E, K, F = tc["hidden_size"], tc["num_experts"], tc["top_k_experts"], tc["moe_intermediate_size"]
+            L = tc["num_hidden_layers"]
+            glob = [t == "full_attention" for t in tc["layer_types"]]
+            per = {None: 2 if "bfloat16" in open(os.path.join(hf, "config.json")).read() else 4, "q6_k": 210 / 256}[qt]
+            one = int(3 * F * d * per)
+            kv_s = 2 * tc["num_key_value_heads"] * tc["head_dim"] * 4
+            kv_g = 2 * tc["num_global_key_value_heads"] * tc["global_head_dim"] * 4
+            ns, ng = glob.count(False), glob.count(True)
+            p = subprocess.run([INFILLD, "doctor", "--model", path], capture_output=True, text=True, timeout=120)
+            out = p.stdout
+            if p.returncode != 0:
+                raise SystemExit("FAIL: doctor rc %d: %s" % (p.returncode, p.stdout + p.stderr))
+            want = ["experts: %d per layer, %d used per token, %d wide, types %s; one expert %.1f KiB, "
+                    "all experts %.1f MiB" % (E, K, F, {None: "BF16" if per == 2 else "F32", "q6_k": "Q6_K"}[qt],
+                                              one / 1024, one * E * L / 2 ** 20),
+                    "read per token %.2f MiB (top-%d of every layer)" % (one * K * L / 2 ** 20, K),
+                    "context K/V: %d bytes per token (F32): %d sliding layers x %d (%d K/V heads of %d), "
+                    "%d global layers x %d (%d K/V heads of %d" %
+                    (ns * kv_s + ng * kv_g, ns, kv_s, tc["num_key_value_heads"], tc["head_dim"], ng, kv_g,
+                     tc["num_global_key_value_heads"], tc["global_head_dim"])]
+            for w in want:
+                if w not in out:
+                    raise SystemExit("FAIL: doctor lacks %r:\n%s" % (w, out))
+            if not re.search(r"context: [0-9.]+ MiB for %d cached positions and a %d-token canvas" %
+                             (2048 + json.load(open(os.path.join(hf, "config.json")))["canvas_length"],
+                              json.load(open(os.path.join(hf, "config.json")))["canvas_length"]), out):
+                raise SystemExit("FAIL: doctor lacks the context line:\n%s" % out)
     elif name == "gguf_gemma4_tokenizer":
         # A GGUF with Gemma's own tokenizer kind (tokenizer.ggml.model gemma4, no mask token
         # id: the family uses uniform-noise canvases) loads, computes the reference logits
