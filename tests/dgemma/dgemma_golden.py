@@ -303,6 +303,18 @@ def qexp_case(tool, work, name):
     if info["family"] != 3 or not info["moe"]:
         raise SystemExit("FAIL: GGUF info %r" % info)
     deq = dict(os.environ, INFILLD_CPU_QUANT="dequant")
+    if qt == "q4_0":
+        # an expert type the kernels lack (IQ4_NL has Q4_0's block size): a clear refusal
+        import struct
+        b = bytearray(open(gg, "rb").read())
+        nm = b"blk.1.ffn_down_exps.weight"
+        at = b.index(nm) + len(nm)
+        struct.pack_into("<I", b, at + 4 + 8 * struct.unpack_from("<I", b, at)[0], 20)
+        bad = os.path.join(work, name + ".iq4_nl.gguf")
+        open(bad, "wb").write(bytes(b))
+        p = run(tool, "info", "--model", bad, check=False)
+        if p.returncode == 0 or "'blk.1.ffn_down_exps.weight' has type IQ4_NL" not in p.stderr:
+            raise SystemExit("FAIL: an IQ4_NL expert tensor was not refused clearly: %r" % p.stderr)
     # (1) the routed experts of each layer alone, on residual rows with outliers and a
     # near-zero row: int8 path within the derived bound (x2, as test_qdot allows),
     # dequantised path within 1e-5 of the float64 reference
