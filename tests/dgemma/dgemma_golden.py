@@ -95,7 +95,8 @@ GGUF_CASES = {
 # ffn_gate_exps / ffn_up_exps layout.
 QEXP = "--layers 2 --pattern 2 --moe --seed 8 --hidden 256 --expert-ffn 256"
 QEXP_CASES = {"gguf_qexp_q8_0": ("q8_0", False), "gguf_qexp_q4_0": ("q4_0", False),
-              "gguf_qexp_q4_k": ("q4_k", False), "gguf_qexp_q6_k_split": ("q6_k", True)}
+              "gguf_qexp_q4_k": ("q4_k", False), "gguf_qexp_q6_k_split": ("q6_k", True),
+              "gguf_qexp_q4_k_m_mixed": ("q4_k_m", False)}
 
 OTHER = ["info", "infill_pin_cli", "eval_cli", "doctor", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
          "padded_vocab_cli"]
@@ -582,15 +583,22 @@ def other_case(tool, work, name):
         # K/V bytes per token of each layer kind, computed here from the configs and the
         # GGUF's block sizes (F32 safetensors; Q6_K split experts)
         import re
-        cases = [(model_dir(work, MOE_BF16), None), (gguf_model(work, QEXP, " --gguf-expert-type q6_k --gguf-split-experts")[1], "q6_k")]
+        cases = [(model_dir(work, MOE_BF16), None),
+                 (gguf_model(work, QEXP, " --gguf-expert-type q6_k --gguf-split-experts")[1], "q6_k"),
+                 (gguf_model(work, QEXP, " --gguf-expert-type q4_k_m")[1], "q4_k_m")]
         for path, qt in cases:
             hf = path[:-5] if path.endswith(".gguf") else path
             tc = json.load(open(os.path.join(hf, "config.json")))["text_config"]
             d, E, K, F = tc["hidden_size"], tc["num_experts"], tc["top_k_experts"], tc["moe_intermediate_size"]
             L = tc["num_hidden_layers"]
             glob = [t == "full_attention" for t in tc["layer_types"]]
-            per = {None: 2 if "bfloat16" in open(os.path.join(hf, "config.json")).read() else 4, "q6_k": 210 / 256}[qt]
-            one = int(3 * F * d * per)
+            per = {None: 2 if "bfloat16" in open(os.path.join(hf, "config.json")).read() else 4, "q6_k": 210 / 256,
+                   "q4_k_m": 144 / 256}[qt]
+            layer_one = [int(3 * F * d * per)] * L
+            if qt == "q4_k_m":  # ffn_down_exps Q6_K on the even layers
+                layer_one = [int(2 * F * d * 144 / 256 + F * d * (210 if i % 2 == 0 else 144) / 256)
+                             for i in range(L)]
+            one = max(layer_one)
             kv_s = 2 * tc["num_key_value_heads"] * tc["head_dim"] * 4
             kv_g = 2 * tc["num_global_key_value_heads"] * tc["global_head_dim"] * 4
             ns, ng = glob.count(False), glob.count(True)
@@ -599,9 +607,10 @@ def other_case(tool, work, name):
             if p.returncode != 0:
                 raise SystemExit("FAIL: doctor rc %d: %s" % (p.returncode, p.stdout + p.stderr))
             want = ["experts: %d per layer, %d used per token, %d wide, types %s; one expert %.1f KiB, "
-                    "all experts %.1f MiB" % (E, K, F, {None: "BF16" if per == 2 else "F32", "q6_k": "Q6_K"}[qt],
-                                              one / 1024, one * E * L / 2 ** 20),
-                    "read per token %.2f MiB (top-%d of every layer)" % (one * K * L / 2 ** 20, K),
+                    "all experts %.1f MiB" % (E, K, F, {None: "BF16" if per == 2 else "F32", "q6_k": "Q6_K",
+                                                        "q4_k_m": "Q4_K, Q6_K"}[qt],
+                                              one / 1024, sum(layer_one) * E / 2 ** 20),
+                    "read per token %.2f MiB (top-%d of every layer)" % (sum(layer_one) * K / 2 ** 20, K),
                     "context K/V: %d bytes per token (F32): %d sliding layers x %d (%d K/V heads of %d), "
                     "%d global layers x %d (%d K/V heads of %d" %
                     (ns * kv_s + ng * kv_g, ns, kv_s, tc["num_key_value_heads"], tc["head_dim"], ng, kv_g,
