@@ -460,6 +460,11 @@ static base_status ifl__dg_infill(ifl_model *m, const ifl_text_req *r, const vol
     out->eb.infill = r->dg_infill;
     out->eb.n_hole_slots = slots;
     out->eb.n_pinned = n_pinned;
+    if (pin_mode)
+        BASE_LOGD("ifl", "DiffusionGemma infill: suffix pinned, %d hole slots, %d suffix tokens",
+                  slots, n_pinned);
+    else
+        BASE_LOGD("ifl", "DiffusionGemma infill: prompt-level FIM, %d prompt tokens", n_ids);
     ep.seed = r->params.seed;
     ep.cancel = cancel;
     if (r->params.max_steps > 0)

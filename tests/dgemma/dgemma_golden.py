@@ -98,7 +98,7 @@ QEXP_CASES = {"gguf_qexp_q8_0": ("q8_0", False), "gguf_qexp_q4_0": ("q4_0", Fals
               "gguf_qexp_q4_k": ("q4_k", False), "gguf_qexp_q6_k_split": ("q6_k", True),
               "gguf_qexp_q4_k_m_mixed": ("q4_k_m", False)}
 
-OTHER = ["info", "infill_pin_cli", "eval_cli", "doctor", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
+OTHER = ["info", "infill_pin_cli", "lsp_pin", "eval_cli", "doctor", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
          "padded_vocab_cli"]
 TINY_SPM = os.path.join(HERE, "..", "tokenizer", "data", "tiny_spm", "tokenizer.json")
 
@@ -553,6 +553,43 @@ def other_case(tool, work, name):
                             "--dgemma-infill", "middle"], capture_output=True, text=True, timeout=120)
         if p.returncode != 2 or "bad value for --dgemma-infill" not in p.stderr:
             raise SystemExit("FAIL: a bad --dgemma-infill was not refused: %r" % p.stderr)
+    elif name == "lsp_pin":
+        # the "dgemmaInfill" setting over LSP reaches the pipeline: with "pin" an inline
+        # completion runs the pinned layout (the debug log names it, with the layout
+        # `complete --dgemma-infill pin` explains on the same text), without it the prompt mode
+        sys.path.insert(0, os.path.join(HERE, "..", "protocol"))
+        from lspclient import Client, init_params
+        d = model_dir(work, MOE + " --canvas 32")
+        text = "def add(a, b):\n    return \nprint(add(1, 2))\n"
+        src = os.path.join(work, "lsp_pin.py")
+        with open(src, "w") as f:
+            f.write(text)
+        p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", d, "--json",
+                            "--dgemma-infill", "pin"], capture_output=True, text=True, timeout=120)
+        lay = json.loads(p.stdout)["dgemma_infill"]
+        if lay["pinned"] < 1:
+            raise SystemExit("FAIL: the case should pin suffix tokens: %r" % lay)
+        for opts, want in (({"dgemmaInfill": "pin"}, "DiffusionGemma infill: suffix pinned, %d hole slots, %d "
+                            "suffix tokens" % (lay["hole_slots"], lay["pinned"])),
+                           ({}, "DiffusionGemma infill: prompt-level FIM")):
+            logf = os.path.join(work, "lsp_pin.log")
+            with open(logf, "w") as lf:
+                c = Client.spawn([INFILLD, "--device", "cpu", "--model", d, "--stdio", "--log-level", "debug"],
+                                 stderr=lf)
+                try:
+                    c.request("initialize", init_params(options=dict(opts, candidates=1, latencyBudgetMs=0)),
+                              timeout=60)
+                    c.notify("initialized", {})
+                    c.notify("textDocument/didOpen", {"textDocument": {"uri": "file://" + src, "languageId": "python",
+                                                                       "version": 1, "text": text}})
+                    c.request("textDocument/inlineCompletion",
+                              {"textDocument": {"uri": "file://" + src}, "position": {"line": 1, "character": 11},
+                               "context": {"triggerKind": 1}}, timeout=120)
+                finally:
+                    c.close()
+            log = open(logf, encoding="utf-8", errors="replace").read()
+            if want not in log:
+                raise SystemExit("FAIL: with settings %r the daemon did not log %r:\n%s" % (opts, want, log[-3000:]))
     elif name == "eval_cli":
         # `infilld eval` names the family's sampler, entropy_bound, and its settings (the
         # model's generation_config.json: mkdgemma's are the published defaults), in the
