@@ -7,6 +7,7 @@
  * per-document syntax trees (ifl_syntax on lsp_server_docs); the worker only
  * runs the model. */
 #include "config.h"
+#include "dgemma.h"
 #include "infill.h"
 #include "provider.h"
 #include "source.h"
@@ -552,6 +553,10 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
     const char *mode = o ? json_string_value(json_object_get(o->all, "mode")) : NULL;
     if (mode && strcmp(mode, "exact") == 0)
         r.mode = ENG_CACHE_EXACT;
+    /* "dgemmaInfill": "prompt" | "pin" (DiffusionGemma's infill mode; others ignore it) */
+    const char *dgi = o ? json_string_value(json_object_get(o->all, "dgemmaInfill")) : NULL;
+    if (dgi && !ifl_dg_infill_parse(dgi, &r.dg_infill))
+        r.dg_infill = IFL_DG_INFILL_PROMPT;
     const char *growth = o ? json_string_value(json_object_get(o->all, "holeGrowth")) : NULL;
     r.grow_extend = growth && strcmp(growth, "extend") == 0;
     r.want_partial = req->want_partial && !sel;
@@ -665,6 +670,42 @@ static const char *dmn__family_name(eng_family f) {
     return "unknown";
 }
 
+/* DiffusionGemma's memory figures: experts (all, per token, one), the other
+ * weights, K/V per token of each layer kind and a context of the daemon's
+ * shape (a prompt of up to 2048 tokens and one canvas). */
+static void dmn__doctor_dgemma(FILE *f, const eng_model *m, const eng_dg_memory *d) {
+    const eng_dg_info *di = eng_dg_get_info(m);
+    const double MiB = 1024.0 * 1024.0;
+    if (di->moe)
+        fprintf(f,
+                "experts: %d per layer, %d used per token, %d wide, types %s; one expert %.1f "
+                "KiB, all experts %.1f MiB (%.1f %% of the weights), read per token %.2f MiB "
+                "(top-%d of every layer); other weights %.1f MiB\n",
+                di->n_expert, di->top_k, di->d_expert, d->expert_types,
+                (double)d->expert_bytes_one / 1024.0, (double)d->expert_bytes_all / MiB,
+                100.0 * (double)d->expert_bytes_all /
+                    (double)BASE_MAX(1, d->expert_bytes_all + d->dense_bytes),
+                (double)d->expert_bytes_token / MiB, di->top_k, (double)d->dense_bytes / MiB);
+    else
+        fprintf(f, "experts: none (dense MLP only); weights %.1f MiB\n",
+                (double)d->dense_bytes / MiB);
+    fprintf(f,
+            "context K/V: %llu bytes per token (F32): %d sliding layers x %llu (%d K/V heads of "
+            "%d), %d global layers x %llu (%d K/V heads of %d%s); every position is kept on "
+            "the sliding layers too\n",
+            (unsigned long long)d->kv_token, d->n_sliding, (unsigned long long)d->kv_token_sliding,
+            di->n_kv_sliding, di->hd_sliding, d->n_global, (unsigned long long)d->kv_token_global,
+            di->n_kv_global, di->hd_global, di->k_eq_v ? ", V = K stored twice" : "");
+    const int cache = 2048 + di->canvas_len;
+    uint64_t kv = 0, scratch = 0;
+    eng_dg_ctx_bytes(m, cache, di->canvas_len, &kv, &scratch);
+    fprintf(f,
+            "context: %.1f MiB for %d cached positions and a %d-token canvas (K/V %.1f MiB, "
+            "scratch %.1f MiB)\n",
+            (double)(kv + scratch) / MiB, cache, di->canvas_len, (double)kv / MiB,
+            (double)scratch / MiB);
+}
+
 void dmn_provider_doctor(const json_t *settings, FILE *f) {
     ifl_remote_cfg rc;
     char rerr[512];
@@ -722,6 +763,12 @@ void dmn_provider_doctor(const json_t *settings, FILE *f) {
             in->quant_types, (double)in->resident_bytes / (1024.0 * 1024.0),
             in->gguf && in->family == ENG_FAMILY_LLADA ? " + Q/K rows un-permuted" : "",
             eng_model_device_desc(m));
+    eng_dg_memory dm;
+    if (eng_dg_memory_info(m, &dm)) {
+        dmn__doctor_dgemma(f, m, &dm);
+        eng_model_free(m);
+        return;
+    }
     /* What a context's K/V costs (both backends keep it in F32): the figure
      * per-document K/V budgets are sized by (issue 19). */
     uint64_t kv_tok = 2ull * (uint64_t)in->n_layer * (uint64_t)in->n_kv_head *

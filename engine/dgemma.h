@@ -48,7 +48,29 @@ typedef struct eng_dg_info {
 /* NULL when the model is not a DiffusionGemma model. */
 const eng_dg_info *eng_dg_get_info(const eng_model *m);
 
+/* What the weights and a context cost (infilld doctor). The K/V cache is F32,
+ * K and V per layer and position, every position kept on the sliding layers
+ * too, and V stored even where it equals K (attention_k_eq_v). */
+typedef struct eng_dg_memory {
+    uint64_t expert_bytes_all;   /* every expert of every layer (0 without MoE) */
+    uint64_t expert_bytes_token; /* top_k experts of every layer: one token's expert reads */
+    uint64_t expert_bytes_one;   /* one expert (gate, up, down), the largest layer's */
+    uint64_t dense_bytes;        /* the other weights (weight_bytes - expert_bytes_all) */
+    char expert_types[64];       /* the expert tensors' types, e.g. "Q4_K, Q6_K" */
+    int n_sliding, n_global;     /* layers of each kind */
+    uint64_t kv_token_sliding;   /* K + V bytes per token of one sliding layer */
+    uint64_t kv_token_global;    /* ... of one global layer */
+    uint64_t kv_token;           /* per token over every layer */
+} eng_dg_memory;
+/* false when m is not a DiffusionGemma model. */
+bool eng_dg_memory_info(const eng_model *m, eng_dg_memory *out);
+
 typedef struct eng_dg_ctx eng_dg_ctx;
+
+/* The bytes eng_dg_ctx_new(m, max_cache, max_rows) allocates: the K/V cache
+ * and the scratch of its passes (what its memory check compares). */
+void eng_dg_ctx_bytes(const eng_model *m, int max_cache, int max_rows, uint64_t *kv,
+                      uint64_t *scratch);
 
 /* A K/V cache of up to max_cache positions (prompt + committed canvases) and
  * scratch for passes of up to max_rows tokens (the canvas; longer encoder
@@ -114,9 +136,23 @@ typedef struct eng_eb_params {
     int n_stop;
     bool self_cond;             /* feed the previous step's scaled logits back */
     const volatile int *cancel; /* checked between steps */
-    /* Optional: called after each step with the argmax canvas. */
+    /* Optional: called after each step with the argmax canvas (pinned ids at
+     * pinned positions). */
     void (*progress)(void *ud, int canvas, int step, const int32_t *argmax, int n);
     void *progress_ud;
+    /* Optional: called before each decoder pass with the canvas it reads. */
+    void (*canvas_cb)(void *ud, int canvas, int step, const int32_t *x, int n);
+    /* Pinned positions (the suffix-pinning infill mode, DIFFUSIONGEMMA.md §4.1 (b)):
+     * pin[k] >= 0 fixes output position k (canvas k / canvas_len, slot
+     * k % canvas_len) to that id, -1 leaves it free; positions >= n_pin are
+     * free. A pinned position holds its id in the initial canvas and after
+     * every step (never drawn, never re-noised) and in the committed canvas; it
+     * spends none of the entropy bound and is left out of the stability check,
+     * the mean entropy of the confident stop (over the free positions; none
+     * free: 0) and the stop-id search (a stop id at a free position pads the
+     * free positions after it; pinned ones keep their ids). */
+    const int32_t *pin;
+    int n_pin;
 } eng_eb_params;
 
 /* The model's defaults. */

@@ -122,6 +122,20 @@ bool ifl_default_model_dir(char *out, size_t cap);
 
 /* ---- one infill from text (no syntax) --------------------------------------- */
 
+/* DiffusionGemma's infill mode (shared/design/DIFFUSIONGEMMA.md §4.1): (a)
+ * prompt-level FIM in the chat template (the default), or (b) the prefix as
+ * plain text in the encoder and the suffix tokens pinned on the canvas after a
+ * fixed number of hole slots (the span's token budget). The mask-model
+ * families ignore it. */
+typedef enum ifl_dg_infill {
+    IFL_DG_INFILL_PROMPT = 0,
+    IFL_DG_INFILL_PIN,
+} ifl_dg_infill;
+
+/* "prompt" / "pin" -> mode; false for another name. */
+bool ifl_dg_infill_parse(const char *s, ifl_dg_infill *out);
+const char *ifl_dg_infill_name(ifl_dg_infill m);
+
 typedef struct ifl_text_req {
     const char *prefix;
     size_t prefix_len;
@@ -134,6 +148,7 @@ typedef struct ifl_text_req {
     int n_suffix_ids;
     int ctx_budget; /* prefix + suffix tokens; 0 = the model's usable context minus the hole */
     eng_diff_params params;
+    ifl_dg_infill dg_infill; /* DiffusionGemma only; pin mode: params.n_hole hole slots */
     /* Partial text after each step (masks shown as IFL_MASK_PLACEHOLDER). */
     void (*partial)(void *ud, const char *text, size_t len, int step, int steps);
     void *partial_ud;
@@ -169,6 +184,8 @@ typedef struct ifl_text_res {
         bool used, self_cond;
         int max_steps, stability;
         float t_min, t_max, entropy_bound, confidence;
+        ifl_dg_infill infill;
+        int n_hole_slots, n_pinned; /* pin mode: the canvas layout */
     } eb;
     ifl_timings t;
 } ifl_text_res;
@@ -206,7 +223,8 @@ typedef struct ifl_doc_req {
     int max_hole; /* cap on the span's token budget and its growth (0 = none) */
     int n_hole;   /* > 0: hole size in tokens instead of the span's budget; never grows */
     eng_cache_mode mode;
-    int max_steps; /* step budget (0 = none); the last step commits every mask */
+    int max_steps;           /* step budget (0 = none); the last step commits every mask */
+    ifl_dg_infill dg_infill; /* DiffusionGemma: the infill mode (prompt by default) */
     /* Hole growth keeps the last run's tokens and adds masks after them
      * instead of starting the larger hole from masks (cached mode only; an
      * approximation, off until measured: docs/SAMPLERS.md §7). */

@@ -385,7 +385,7 @@ static base_status ifl__dg_infill(ifl_model *m, const ifl_text_req *r, const vol
     const eng_dg_info *dgi = eng_dg_get_info(m->model);
     const char *pre = r->prefix ? r->prefix : "", *suf = r->suffix ? r->suffix : "";
     size_t np = r->prefix ? r->prefix_len : 0, ns = r->suffix ? r->suffix_len : 0;
-    int32_t *ids = NULL, *cut = NULL;
+    int32_t *ids = NULL, *cut = NULL, *pin = NULL;
     int n_ids = 0, n0 = 0, n1 = 0, n_cut = 0;
     char *user = NULL, *ans = NULL;
     size_t n_user = 0, n_ans = 0;
@@ -411,17 +411,60 @@ static base_status ifl__dg_infill(ifl_model *m, const ifl_text_req *r, const vol
     if (st == BASE_OK && n1 > ks)
         st = ifl__cut_suffix(m->tok, suf, ns, ks, &cut, &n_cut, &out->suffix_cut);
     free(cut);
+    cut = NULL;
     if (st != BASE_OK)
         goto done;
     pre += out->prefix_cut, np -= out->prefix_cut, ns -= out->suffix_cut;
     out->n_prefix_tokens = BASE_MIN(n0, kp);
     out->n_suffix_tokens = BASE_MIN(n1, ks);
-    if ((st = ifl_dg_user_text(pre, np, suf, ns, NULL, &user, &n_user)) ||
-        (st = ifl_dg_prompt_ids(m->tok, user, n_user, &ids, &n_ids)))
+    const bool pin_mode = r->dg_infill == IFL_DG_INFILL_PIN;
+    const int cl = dgi->canvas_len;
+    int slots = 0, n_pinned = 0;
+    if (pin_mode) {
+        /* (b): <bos> + the prefix as plain text in the encoder; the canvas is
+         * [slots hole positions][the suffix's first tokens, pinned][free]. */
+        slots = r->params.n_hole > 0 ? BASE_MIN(r->params.n_hole, cl) : BASE_MAX(1, cl / 4);
+        int32_t *sid = NULL;
+        int n_sid = 0;
+        if ((st = ifl__tokenize(m->tok, pre, np, &cut, &n_cut)) ||
+            (st = ifl__tokenize(m->tok, suf, ns, &sid, &n_sid))) {
+            free(sid);
+            goto done;
+        }
+        ids = malloc(sizeof(int32_t) * (size_t)(n_cut + 1));
+        pin = malloc(sizeof(int32_t) * (size_t)cl);
+        if (!ids || !pin) {
+            free(sid);
+            st = BASE_ERR_NOMEM;
+            goto done;
+        }
+        ids[0] = dgi->bos_id;
+        memcpy(ids + 1, cut, sizeof(int32_t) * (size_t)n_cut);
+        n_ids = n_cut + 1;
+        n_pinned = BASE_MIN(n_sid, cl - slots);
+        for (int i = 0; i < cl; i++)
+            pin[i] = i >= slots && i < slots + n_pinned ? sid[i - slots] : -1;
+        free(sid);
+    } else if ((st = ifl_dg_user_text(pre, np, suf, ns, NULL, &user, &n_user)) ||
+               (st = ifl_dg_prompt_ids(m->tok, user, n_user, &ids, &n_ids))) {
         goto done;
+    }
     out->t.tokenize_ms = base_ms_since(t0);
     eng_eb_params ep;
     eng_eb_params_default(m->model, &ep);
+    if (pin_mode) {
+        ep.pin = pin;
+        ep.n_pin = cl;
+        ep.max_new_tokens = cl;
+    }
+    out->eb.infill = r->dg_infill;
+    out->eb.n_hole_slots = slots;
+    out->eb.n_pinned = n_pinned;
+    if (pin_mode)
+        BASE_LOGD("ifl", "DiffusionGemma infill: suffix pinned, %d hole slots, %d suffix tokens",
+                  slots, n_pinned);
+    else
+        BASE_LOGD("ifl", "DiffusionGemma infill: prompt-level FIM, %d prompt tokens", n_ids);
     ep.seed = r->params.seed;
     ep.cancel = cancel;
     if (r->params.max_steps > 0)
@@ -445,24 +488,37 @@ static base_status ifl__dg_infill(ifl_model *m, const ifl_text_req *r, const vol
     out->steps_run = er.steps_run;
     out->n_forward_full = er.steps_run;
     out->t.step_ms = er.ms_decode;
-    /* the canvas ends with a stop id or pad: the hole never grows */
-    out->n_tokens = er.n_tokens + 1;
+    /* the canvas ends with a stop id or pad: the hole never grows; pin mode:
+     * the hole is its slots, up to a stop id in them */
+    const int n_keep = pin_mode ? slots : er.n_tokens;
+    const int n_text = pin_mode ? BASE_MIN(slots, er.n_text) : er.n_text;
+    out->n_tokens = n_keep + 1;
     out->tokens = malloc(sizeof(int32_t) * (size_t)(out->n_tokens + 1));
     if (!out->tokens) {
         st = BASE_ERR_NOMEM;
         goto done;
     }
-    memcpy(out->tokens, er.tokens, sizeof(int32_t) * (size_t)er.n_tokens);
-    out->tokens[er.n_tokens] = dgi->pad_id;
+    memcpy(out->tokens, er.tokens, sizeof(int32_t) * (size_t)n_keep);
+    out->tokens[n_keep] = dgi->pad_id;
     uint64_t t2 = base_now_ns();
-    if ((st = eng_detokenize(m->tok, er.tokens, (size_t)er.n_text, true, &ans, &n_ans)) ||
-        (st = ifl_dg_clean(ans, n_ans, pre, np, suf, ns, &out->cand[0].text, &out->cand[0].len)))
+    if ((st = eng_detokenize(m->tok, er.tokens, (size_t)n_text, true, &ans, &n_ans)))
         goto done;
+    if (pin_mode) {
+        /* plain continuation text: no chat framing to strip */
+        out->cand[0].text = ans;
+        out->cand[0].len = n_ans;
+        ans = NULL;
+    } else if ((st = ifl_dg_clean(ans, n_ans, pre, np, suf, ns, &out->cand[0].text,
+                                  &out->cand[0].len))) {
+        goto done;
+    }
     out->cand[0].mean_conf = 1.0;
     out->n_cand = 1;
     out->t.detok_ms = base_ms_since(t2);
 done:
     free(ids);
+    free(cut);
+    free(pin);
     free(user);
     free(ans);
     eng_eb_result_free(&er);
@@ -728,6 +784,20 @@ base_status ifl_infill_text_multi(ifl_model *m, const ifl_text_req *reqs, int n,
 
 /* ---- the pipeline on a document ---------------------------------------------------- */
 
+bool ifl_dg_infill_parse(const char *s, ifl_dg_infill *out) {
+    if (s && strcmp(s, "prompt") == 0)
+        *out = IFL_DG_INFILL_PROMPT;
+    else if (s && strcmp(s, "pin") == 0)
+        *out = IFL_DG_INFILL_PIN;
+    else
+        return false;
+    return true;
+}
+
+const char *ifl_dg_infill_name(ifl_dg_infill m) {
+    return m == IFL_DG_INFILL_PIN ? "pin" : "prompt";
+}
+
 void ifl_doc_req_default(ifl_doc_req *r) {
     memset(r, 0, sizeof *r);
     r->validate = -1;
@@ -864,6 +934,7 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
     tr.params.seed = r->has_seed ? r->seed : 0;
     tr.params.deadline_ns = deadline;
     tr.params.max_steps = r->max_steps;
+    tr.dg_infill = r->dg_infill;
     if (tr.params.candidates > 1 && tr.params.temperature <= 0.0f)
         tr.params.temperature = 0.6f; /* distinct candidates need noise */
     tr.partial = r->partial;

@@ -36,7 +36,7 @@ static const char DMN__EVAL_USAGE[] =
     "                    [--max-steps S] [--time-budget MS] [--max-hole TOKENS] [--seed X]\n"
     "                    [--no-validate] [--device auto|cpu|cuda] [--threads N]\n"
     "                    [--data DIR] [--heldout DIR] [--timeout SECONDS] [--python PATH]\n"
-    "                    [--items FILE]\n"
+    "                    [--items FILE] [--dgemma-infill prompt|pin]\n"
     "NAME: humaneval-single | humaneval-multi | humaneval-random-light | humaneval-random\n"
     "      | heldout-LANG (DIR/LANG.jsonl) | a .jsonl or .jsonl.gz file\n"
     "M:    a model folder | tiny (the embedded default) | baseline:copy\n"
@@ -63,6 +63,31 @@ typedef struct dmn__item {
     base_status status;
 } dmn__item;
 
+/* DiffusionGemma's entropy-bound sampler settings of a run (what `complete
+ * --json`/--explain report; the mask-model families use alg only). */
+typedef struct dmn__eb {
+    bool used, self_cond;
+    int max_steps, stability, infill;
+    float t_min, t_max, bound, confidence;
+} dmn__eb;
+
+/* A float setting as the decimal it was written as (0.8, not 0.800000011920929). */
+static double dmn__f6(float x) {
+    char b[32];
+    snprintf(b, sizeof b, "%.6g", (double)x);
+    return strtod(b, NULL);
+}
+
+static json_t *dmn__eb_json(const dmn__eb *e) {
+    if (!e->used)
+        return json_null();
+    return json_pack("{s:i, s:f, s:f, s:f, s:i, s:f, s:b, s:s}", "max_steps", e->max_steps, "t_max",
+                     dmn__f6(e->t_max), "t_min", dmn__f6(e->t_min), "entropy_bound",
+                     dmn__f6(e->bound), "stability", e->stability, "confidence",
+                     dmn__f6(e->confidence), "self_cond", e->self_cond, "infill",
+                     ifl_dg_infill_name((ifl_dg_infill)e->infill));
+}
+
 typedef struct dmn__run {
     const dmn__eval_cfg *cfg;
     const ifl_eval_set *set;
@@ -72,6 +97,7 @@ typedef struct dmn__run {
     atomic_int passes, exacts, errors;
     atomic_int open_failed;
     char alg[32];
+    dmn__eb eb;
     pthread_mutex_t mu;
 } dmn__run;
 
@@ -115,6 +141,7 @@ static void dmn__eval_task(dmn__run *run, ifl_model *m, unsigned slot, size_t i)
     r.candidates = b->candidates;
     r.has_seed = true;
     r.seed = b->seed;
+    r.dg_infill = b->dg_infill;
     uint64_t t0 = base_now_ns();
     if (run->cfg->time_budget_ms > 0)
         r.deadline_ns = t0 + (uint64_t)run->cfg->time_budget_ms * 1000000u;
@@ -129,12 +156,30 @@ static void dmn__eval_task(dmn__run *run, ifl_model *m, unsigned slot, size_t i)
     it->steps = res.raw.steps_run;
     if (m) {
         const eng_model_info *info = ifl_model_info(m);
-        for (int k = 0; k < res.raw.n_tokens; k++)
+        /* DiffusionGemma's hole ends with a pad the pipeline appends (the hole
+         * never grows): only a stop id or pad inside the canvas counts */
+        const int nt = res.raw.eb.used ? res.raw.n_tokens - 1 : res.raw.n_tokens;
+        for (int k = 0; k < nt; k++)
             if (res.raw.tokens[k] == info->eos_id || res.raw.tokens[k] == info->pad_id)
                 it->eos = true;
         pthread_mutex_lock(&run->mu);
-        if (!run->alg[0])
-            snprintf(run->alg, sizeof run->alg, "%s", eng_alg_name(res.raw.alg));
+        if (!run->alg[0]) {
+            /* DiffusionGemma's sampler is not a remasking algorithm: its name
+             * and settings, as `complete --json` reports them */
+            const bool eb = res.raw.eb.used;
+            snprintf(run->alg, sizeof run->alg, "%s",
+                     eb ? "entropy_bound" : eng_alg_name(res.raw.alg));
+            if (eb)
+                run->eb = (dmn__eb){true,
+                                    res.raw.eb.self_cond,
+                                    res.raw.eb.max_steps,
+                                    res.raw.eb.stability,
+                                    (int)res.raw.eb.infill,
+                                    res.raw.eb.t_min,
+                                    res.raw.eb.t_max,
+                                    res.raw.eb.entropy_bound,
+                                    res.raw.eb.confidence};
+        }
         pthread_mutex_unlock(&run->mu);
     }
     const ifl_doc_item *best = res.n_items > 0 ? &res.items[0] : NULL;
@@ -205,6 +250,7 @@ static void *dmn__eval_worker(void *arg) {
 typedef struct dmn__row {
     const char *set, *model, *kind;
     char alg[32];
+    dmn__eb eb;
     size_t n, answered, exact, first, valid, eos, tested, passed, errors;
     size_t timeouts, signals;
     double sim_sum, ms_sum;
@@ -312,6 +358,7 @@ static json_t *dmn__row_json(const dmn__row *r, const dmn__eval_cfg *cfg) {
     json_object_set_new(o, "model", json_string(r->model));
     json_object_set_new(o, "kind", json_string(r->kind));
     json_object_set_new(o, "sampler", r->alg[0] ? json_string(r->alg) : json_null());
+    json_object_set_new(o, "sampler_settings", dmn__eb_json(&r->eb));
     bool model = strcmp(r->kind, "model") == 0;
     const char *mode = cfg->base.mode == ENG_CACHE_EXACT ? "exact" : "cached";
     json_object_set_new(o, "mode", model ? json_string(mode) : json_null());
@@ -391,6 +438,7 @@ static bool dmn__eval_row(const dmn__eval_cfg *cfg, const char *set_name, const 
     row->model = model_name;
     row->kind = model_dir ? "model" : "baseline";
     snprintf(row->alg, sizeof row->alg, "%s", model_dir ? run.alg : "copy");
+    row->eb = run.eb;
     for (size_t i = 0; ok && i < set->n; i++) {
         dmn__row_add(row, &run.items[i]);
         if (items_out) {
@@ -453,6 +501,16 @@ static void dmn__print_table(const dmn__row *rows, size_t n, const dmn__eval_cfg
                dmn__pct(r->valid, r->n), dmn__pct(r->answered, r->n),
                r->n ? (double)r->steps_sum / (double)r->n : 0, r->n ? r->ms_sum / (double)r->n : 0);
     }
+    for (size_t i = 0; i < n; i++) {
+        const dmn__eb *e = &rows[i].eb;
+        if (e->used)
+            printf("\n%s on %s: entropy_bound (step cap %d, temperature %.2f -> %.2f, entropy "
+                   "bound %.3g nats, stability %d, confidence %.3g, self-conditioning %s, infill "
+                   "%s)\n",
+                   rows[i].model, rows[i].set, e->max_steps, (double)e->t_max, (double)e->t_min,
+                   (double)e->bound, e->stability, (double)e->confidence,
+                   e->self_cond ? "on" : "off", ifl_dg_infill_name((ifl_dg_infill)e->infill));
+    }
 }
 
 int dmn_cli_eval(int argc, char **argv) {
@@ -509,6 +567,8 @@ int dmn_cli_eval(int argc, char **argv) {
             cfg.threads = atoi(v);
         else if (strcmp(k, "--alg") == 0)
             ok = eng_alg_parse(v, &cfg.base.alg);
+        else if (strcmp(k, "--dgemma-infill") == 0)
+            ok = ifl_dg_infill_parse(v, &cfg.base.dg_infill);
         else if (strcmp(k, "--steps") == 0)
             ok = (cfg.base.steps = atoi(v)) >= 0;
         else if (strcmp(k, "--max-steps") == 0)

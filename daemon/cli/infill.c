@@ -281,6 +281,8 @@ static const char IFL__COMPLETE_USAGE[] =
     "                        [--time-budget MS] (latency budget: plan the request to it)\n"
     "                        [--grow restart|extend] (a grown hole starts again / keeps the\n"
     "                        last run's tokens; cached mode)\n"
+    "                        [--dgemma-infill prompt|pin] (DiffusionGemma: FIM in the chat\n"
+    "                        prompt, or the suffix pinned on the canvas after the hole)\n"
     "L and C are 1-based; C counts characters (code points) in the line.\n";
 
 /* Byte offset of 1-based (line, col in code points); clamps col to the line end. */
@@ -363,6 +365,8 @@ int dmn_cli_complete(int argc, char **argv) {
             r.grow_extend = strcmp(v, "extend") == 0;
         } else if (strcmp(k, "--alg") == 0)
             ok = eng_alg_parse(v, &r.alg);
+        else if (strcmp(k, "--dgemma-infill") == 0)
+            ok = ifl_dg_infill_parse(v, &r.dg_infill);
         else if (strcmp(k, "--mode") == 0) {
             if (strcmp(v, "exact") == 0)
                 r.mode = ENG_CACHE_EXACT;
@@ -447,6 +451,11 @@ int dmn_cli_complete(int argc, char **argv) {
         json_object_set_new(o, "language", r.language ? json_string(r.language) : json_null());
         json_object_set_new(o, "tokens", ifl__ids_json(res.raw.tokens, res.raw.n_tokens));
         json_object_set_new(o, "alg", json_string(ifl__alg_json(&res.raw)));
+        if (res.raw.eb.used)
+            json_object_set_new(o, "dgemma_infill",
+                                json_pack("{s:s, s:i, s:i}", "mode",
+                                          ifl_dg_infill_name(res.raw.eb.infill), "hole_slots",
+                                          res.raw.eb.n_hole_slots, "pinned", res.raw.eb.n_pinned));
         json_object_set_new(o, "steps_run", json_integer(res.raw.steps_run));
         json_object_set_new(o, "prefix_tokens", json_integer(res.raw.n_prefix_tokens));
         json_object_set_new(o, "suffix_tokens", json_integer(res.raw.n_suffix_tokens));
@@ -478,6 +487,12 @@ int dmn_cli_complete(int argc, char **argv) {
                        (double)res.raw.eb.entropy_bound, res.raw.eb.stability,
                        (double)res.raw.eb.confidence, res.raw.eb.self_cond ? "on" : "off",
                        res.raw.steps_run, res.n_items);
+            if (res.raw.eb.used && res.raw.eb.infill == IFL_DG_INFILL_PIN)
+                printf("infill: suffix pinned on the canvas: %d hole slots, then %d suffix "
+                       "tokens pinned\n",
+                       res.raw.eb.n_hole_slots, res.raw.eb.n_pinned);
+            else if (res.raw.eb.used)
+                printf("infill: prompt-level FIM in the chat template\n");
             else
                 printf("sampler: %s, %d steps (%d full + %d window forwards), %d candidate(s)\n",
                        eng_alg_name(res.raw.alg), res.raw.steps_run, res.raw.n_forward_full,

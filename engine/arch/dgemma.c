@@ -304,24 +304,58 @@ static const char *dg_name(eng_model *m, const char *hf, char *buf, size_t len) 
     return g;
 }
 
-/* A 3-D tensor [a, b, c] bound as [a*b, c]. */
+/* A 3-D tensor [a, b, c] bound as [a*b, c]. GGUF files store the experts
+ * quantised (Q4_K_M: Q4_K gate/up, Q6_K down); the block types are computed
+ * with by the int8 kernels (cpu/dgemma_cpu.c), a row of c being whole blocks. */
+static base_status dg_bind3_as(eng_model *m, eng_tensor *out, const char *name, int64_t a,
+                               int64_t b, int64_t c, eng_error *err);
 static base_status dg_bind3(eng_model *m, eng_tensor *out, const char *hf, int64_t a, int64_t b,
                             int64_t c, eng_error *err) {
     char nb[256];
     const char *name = dg_name(m, hf, nb, sizeof nb);
+    return dg_bind3_as(m, out, name, a, b, c, err);
+}
+
+static base_status dg_bind3_as(eng_model *m, eng_tensor *out, const char *name, int64_t a,
+                               int64_t b, int64_t c, eng_error *err) {
     const eng__st_tensor *t = eng__find(m, name);
     if (!t)
         return eng__err(err, BASE_ERR_MODEL, "%s: required tensor '%s' is missing", m->dir, name);
     if (t->ndim != 3 || t->shape[0] != a || t->shape[1] != b || t->shape[2] != c)
         return eng__err(err, BASE_ERR_MODEL,
-                        "%s: tensor '%s' must have shape [%lld, %lld, %lld] from config.json",
-                        m->files[t->file].path, name, (long long)a, (long long)b, (long long)c);
-    if (t->dtype == ENG__ST_OTHER)
+                        "%s: tensor '%s' must have shape [%lld, %lld, %lld] from %s",
+                        m->files[t->file].path, name, (long long)a, (long long)b, (long long)c,
+                        m->info.gguf ? "the GGUF metadata" : "config.json");
+    if (t->gg_type >= 0) {
+        static const struct {
+            int gg;
+            eng_dtype dt;
+        } map[] = {{ENG__GG_F32, ENG_F32},   {ENG__GG_F16, ENG_F16},   {ENG__GG_BF16, ENG_BF16},
+                   {ENG__GG_Q8_0, ENG_Q8_0}, {ENG__GG_Q4_0, ENG_Q4_0}, {ENG__GG_Q4_K, ENG_Q4_K},
+                   {ENG__GG_Q5_K, ENG_Q5_K}, {ENG__GG_Q6_K, ENG_Q6_K}};
+        size_t i = 0;
+        while (i < BASE_ARRAY_LEN(map) && map[i].gg != t->gg_type)
+            i++;
+        if (i == BASE_ARRAY_LEN(map))
+            return eng__err(err, BASE_ERR_UNSUPPORTED,
+                            "%s: expert tensor '%s' has type %s, which infilld cannot compute "
+                            "with (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)",
+                            m->files[t->file].path, name, eng__gg_type_name((uint32_t)t->gg_type));
+        out->dtype = map[i].dt;
+        if (eng__dtype_is_block(out->dtype) && c % 32 != 0)
+            return eng__err(err, BASE_ERR_MODEL,
+                            "%s: expert tensor '%s' rows of %lld are not whole blocks",
+                            m->files[t->file].path, name, (long long)c);
+    } else if (t->dtype == ENG__ST_OTHER) {
         return eng__err(err, BASE_ERR_UNSUPPORTED,
                         "%s: tensor '%s' has a dtype the engine cannot use (F32, F16, BF16 only)",
                         m->files[t->file].path, name);
+    } else {
+        out->dtype = t->dtype == ENG__ST_F32   ? ENG_F32
+                     : t->dtype == ENG__ST_F16 ? ENG_F16
+                                               : ENG_BF16;
+    }
     out->name = t->name;
-    out->dtype = t->dtype == ENG__ST_F32 ? ENG_F32 : t->dtype == ENG__ST_F16 ? ENG_F16 : ENG_BF16;
     out->rows = a * b;
     out->cols = c;
     out->data = t->data;
@@ -404,8 +438,17 @@ static base_status dg_bind(eng_model *m, eng__dg_model *dg, eng_error *err) {
             DG_BIND(&L->router_scale, 0, d, "%s.%d.router.scale", lp, i);
             DG_BIND(&L->per_expert_scale, 0, E, "%s.%d.router.per_expert_scale", lp, i);
             snprintf(n, sizeof n, "%s.%d.experts.gate_up_proj", lp, i);
-            if ((st = dg_bind3(m, &L->exp_gate_up, n, E, 2 * F, d, err)))
+            char sg[64], su[64];
+            snprintf(sg, sizeof sg, "blk.%d.ffn_gate_exps.weight", i);
+            snprintf(su, sizeof su, "blk.%d.ffn_up_exps.weight", i);
+            if (m->info.gguf && !eng__find(m, dg_name(m, n, gn, sizeof gn)) && eng__find(m, sg)) {
+                /* GGUF with the split ffn_gate_exps / ffn_up_exps, each [E, F, d] */
+                if ((st = dg_bind3_as(m, &L->exp_gate_up, sg, E, F, d, err)) ||
+                    (st = dg_bind3_as(m, &L->exp_up, su, E, F, d, err)))
+                    return st;
+            } else if ((st = dg_bind3(m, &L->exp_gate_up, n, E, 2 * F, d, err))) {
                 return st;
+            }
             snprintf(n, sizeof n, "%s.%d.experts.down_proj", lp, i);
             if ((st = dg_bind3(m, &L->exp_down, n, E, d, F, err)))
                 return st;
@@ -418,10 +461,16 @@ static base_status dg_bind(eng_model *m, eng__dg_model *dg, eng_error *err) {
             return st;
     }
 #undef DG_BIND
-    if (in->moe) {
-        const eng__dg_layer *L = &dg->layers[0];
-        dg->expert_bytes = eng__dtype_bytes(L->exp_gate_up.dtype, 2 * (int64_t)in->d_expert * d) +
-                           eng__dtype_bytes(L->exp_down.dtype, d * (int64_t)in->d_expert);
+    /* Bytes of one expert, per layer: quantised files mix types by layer
+     * (llama.cpp's Q4_K_M gives some layers' ffn_down_exps Q6_K). */
+    for (int i = 0; in->moe && i < in->n_layer; i++) {
+        eng__dg_layer *L = &dg->layers[i];
+        const int64_t F = in->d_expert;
+        L->expert_bytes = (L->exp_up.data ? eng__dtype_bytes(L->exp_gate_up.dtype, F * d) +
+                                                eng__dtype_bytes(L->exp_up.dtype, F * d)
+                                          : eng__dtype_bytes(L->exp_gate_up.dtype, 2 * F * d)) +
+                          eng__dtype_bytes(L->exp_down.dtype, d * F);
+        dg->expert_bytes_all += L->expert_bytes * (uint64_t)in->n_expert;
     }
     m->w.embed = dg->embed;
     m->w.norm = dg->final_norm;
@@ -780,4 +829,47 @@ base_status eng__dg_load_gguf(eng_model *m, eng_error *err) {
     mi->expand_id = -1;
     snprintf(mi->quant_types, sizeof mi->quant_types, "%s", eng_dtype_name(dg->embed.dtype));
     return BASE_OK;
+}
+
+bool eng_dg_memory_info(const eng_model *m, eng_dg_memory *o) {
+    memset(o, 0, sizeof *o);
+    if (!m || !m->dg)
+        return false;
+    const eng__dg_model *dg = m->dg;
+    const eng_dg_info *in = &dg->info;
+    size_t tl = 0;
+    uint64_t seen = 0; /* dtypes named in expert_types */
+    for (int l = 0; l < in->n_layer; l++) {
+        const eng__dg_layer *L = &dg->layers[l];
+        const uint64_t kv = 2ull * (uint64_t)L->n_kv * (uint64_t)L->hd * sizeof(float);
+        if (L->global) {
+            o->n_global++;
+            o->kv_token_global = kv;
+        } else {
+            o->n_sliding++;
+            o->kv_token_sliding = kv;
+        }
+        o->kv_token += kv;
+        if (!in->moe)
+            continue;
+        o->expert_bytes_all += L->expert_bytes * (uint64_t)in->n_expert;
+        o->expert_bytes_token += L->expert_bytes * (uint64_t)in->top_k;
+        o->expert_bytes_one = BASE_MAX(o->expert_bytes_one, L->expert_bytes);
+        const eng_tensor *ts[3] = {&L->exp_gate_up, &L->exp_up, &L->exp_down};
+        for (int k = 0; k < 3; k++) {
+            if (!ts[k]->data)
+                continue;
+            const unsigned t = (unsigned)ts[k]->dtype;
+            if (t < 64 && (seen >> t & 1))
+                continue;
+            seen |= t < 64 ? 1ull << t : 0;
+            const char *nm = eng_dtype_name(ts[k]->dtype);
+            tl += (size_t)snprintf(o->expert_types + tl, sizeof o->expert_types - tl, "%s%s",
+                                   tl ? ", " : "", nm);
+            tl = BASE_MIN(tl, sizeof o->expert_types - 1);
+        }
+    }
+    const uint64_t w = m->info.weight_bytes;
+    o->dense_bytes = w > o->expert_bytes_all ? w - o->expert_bytes_all : 0;
+    return true;
 }

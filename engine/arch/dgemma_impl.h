@@ -16,10 +16,14 @@ typedef struct eng__dg_layer {
     eng_tensor post_ffn_norm1; /* MoE models: norm of the dense branch */
     eng_tensor router_w, router_scale, per_expert_scale;
     eng_tensor pre_ffn_norm2, post_ffn_norm2;
-    eng_tensor exp_gate_up; /* [n_expert * 2 * d_expert, d]: per expert gate rows then up rows */
+    eng_tensor exp_gate_up; /* [n_expert * 2 * d_expert, d]: per expert gate rows then up rows;
+                             * with exp_up bound (GGUF split ffn_gate_exps / ffn_up_exps):
+                             * [n_expert * d_expert, d] of gate rows only */
+    eng_tensor exp_up;      /* [n_expert * d_expert, d] or data NULL */
     eng_tensor exp_down;    /* [n_expert * d, d_expert] */
     eng_tensor post_ffn_norm;
     float enc_scalar, dec_scalar;
+    uint64_t expert_bytes; /* one expert of this layer (gate, up and down) */
 } eng__dg_layer;
 
 typedef struct eng__dg_model {
@@ -28,7 +32,7 @@ typedef struct eng__dg_model {
     eng__dg_layer *layers;
     eng_tensor embed, final_norm, lm_head;
     eng_tensor sc_pre_norm, sc_gate, sc_up, sc_down;
-    uint64_t expert_bytes; /* one expert (gate_up + down) */
+    uint64_t expert_bytes_all; /* every expert of every layer */
 } eng__dg_model;
 
 /* arch/dgemma.c */
@@ -53,6 +57,12 @@ int eng__dg_ctx_max_rows(const eng_dg_ctx *c);
 int eng__dg_ctx_max_cache(const eng_dg_ctx *c);
 /* Runs fn over n tasks on the context's compute pool (the sampler's rows). */
 void eng__dg_ctx_parallel(eng_dg_ctx *c, eng__task_fn fn, void *arg, int n);
+
+/* The routed experts of one layer alone, for the quantised-expert tests: x
+ * [n, d] residual rows -> m [n, d] = Σ_k w_k expert_k(RMSNorm_w(x)) (before
+ * post_feedforward_layernorm_2), and the routing: idx, w [n, top_k]. */
+base_status eng__dg_moe_run(eng_dg_ctx *c, int layer, const float *x, int n, float *m, int32_t *idx,
+                            float *w);
 
 /* Key ranges of the three attention regimes (DIFFUSIONGEMMA.md §2.3), for
  * query row q of a pass whose first row sits at cache position L:

@@ -29,6 +29,9 @@ typedef struct dg_be {
     const eng__kernels *k;
     eng__pool *pool;
     int nt;
+    /* Quantised experts through the int8 kernels (cpu/qdot.c); false with
+     * INFILLD_CPU_QUANT=dequant: dequantised tiles and the f32 gemm. */
+    bool qact;
     char desc[128];
 } dg_be;
 
@@ -45,6 +48,7 @@ struct eng_dg_ctx {
     int *ecount, *efirst;     /* [E], [E + 1] */
     float *xe, *ge, *he, *oe; /* grouped expert rows */
     float *prob;              /* self-conditioning softmax [R, V] */
+    eng__q8a *xqa, *xqg;      /* int8 expert inputs: every row [R, d/32]; grouped [R, max/32] */
     float **wtile;            /* [nt][DG_TILE_ROWS * max_cols] */
     float **scores;           /* [nt][max_cache + R] */
     double *inv_s, *inv_g;
@@ -151,6 +155,8 @@ eng_backend *eng__dg_backend_new(eng_model *m, eng_error *err) {
         return NULL;
     }
     be->nt = eng__pool_threads(be->pool);
+    const char *qm = getenv("INFILLD_CPU_QUANT");
+    be->qact = !(qm && strcmp(qm, "dequant") == 0);
     snprintf(be->desc, sizeof be->desc, "cpu (%s, %d threads)", be->k->name, be->nt);
     return (eng_backend *)be;
 }
@@ -201,6 +207,8 @@ void eng_dg_ctx_free(eng_dg_ctx *c) {
                      c->t2, c->m, c->rl, c->rw, c->xe, c->ge,  c->he, c->oe, c->prob};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
+    free(c->xqa);
+    free(c->xqg);
     free(c->ridx);
     free(c->order);
     free(c->ecount);
@@ -214,6 +222,33 @@ void eng_dg_ctx_free(eng_dg_ctx *c) {
     free(c->inv_s);
     free(c->inv_g);
     free(c);
+}
+
+void eng_dg_ctx_bytes(const eng_model *m, int max_cache, int max_rows, uint64_t *kv_out,
+                      uint64_t *scratch_out) {
+    const eng__dg_model *dg = m->dg;
+    const eng_dg_info *in = &dg->info;
+    const dg_be *be = (const dg_be *)m->be;
+    const int R = max_rows, d = in->d_model, V = in->vocab_size, nt = be ? be->nt : 1;
+    const int hdm = BASE_MAX(in->hd_sliding, in->hd_global);
+    const int kvm = BASE_MAX(in->n_kv_sliding * in->hd_sliding, in->n_kv_global * in->hd_global);
+    const int qm = in->n_head * hdm;
+    const int ffm = BASE_MAX(in->d_ff, 2 * in->d_expert);
+    int colm = BASE_MAX(BASE_MAX(d, qm), BASE_MAX(in->d_ff, in->d_expert));
+    uint64_t kv = 0;
+    for (int l = 0; l < in->n_layer; l++)
+        kv += 2ull * (uint64_t)max_cache * (uint64_t)dg_kvdim(&dg->layers[l]) * sizeof(float);
+    const int K = in->moe ? in->top_k : 0, E = in->moe ? in->n_expert : 0;
+    uint64_t rows = (uint64_t)R * (uint64_t)(8 * d + 2 * qm + 2 * kvm + 2 * ffm + E + 2 * K +
+                                             (in->self_cond ? V : 0));
+    if (in->moe)
+        rows +=
+            (uint64_t)R * (uint64_t)(2 * d + 3 * in->d_expert) +
+            (uint64_t)R * (uint64_t)(2 * d + in->d_expert) / 32 * sizeof(eng__q8a) / sizeof(float);
+    *kv_out = kv;
+    *scratch_out =
+        rows * sizeof(float) +
+        (uint64_t)nt * ((uint64_t)DG_TILE_ROWS * colm + (uint64_t)max_cache + R) * sizeof(float);
 }
 
 eng_dg_ctx *eng_dg_ctx_new(eng_model *m, int max_cache, int max_rows, eng_error *err) {
@@ -237,18 +272,10 @@ eng_dg_ctx *eng_dg_ctx_new(eng_model *m, int max_cache, int max_rows, eng_error 
     const int qm = in->n_head * hdm;
     const int ffm = BASE_MAX(in->d_ff, 2 * in->d_expert);
     int colm = BASE_MAX(BASE_MAX(d, qm), BASE_MAX(in->d_ff, in->d_expert));
-    /* The memory budget: K/V cache + scratch (+ the self-conditioning softmax). */
-    uint64_t kv = 0;
-    for (int l = 0; l < in->n_layer; l++)
-        kv += 2ull * (uint64_t)max_cache * (uint64_t)dg_kvdim(&dg->layers[l]) * sizeof(float);
     const int K = in->moe ? in->top_k : 0, E = in->moe ? in->n_expert : 0;
-    uint64_t rows = (uint64_t)R * (uint64_t)(8 * d + 2 * qm + 2 * kvm + 2 * ffm + E + 2 * K +
-                                             (in->self_cond ? V : 0));
-    if (in->moe)
-        rows += (uint64_t)R * (uint64_t)(2 * d + 3 * in->d_expert);
-    uint64_t scratch =
-        rows * sizeof(float) +
-        (uint64_t)nt * ((uint64_t)DG_TILE_ROWS * colm + (uint64_t)max_cache + R) * sizeof(float);
+    /* The memory budget: K/V cache + scratch (+ the self-conditioning softmax). */
+    uint64_t kv, scratch;
+    eng_dg_ctx_bytes(m, max_cache, max_rows, &kv, &scratch);
     uint64_t avail = dg_mem(false);
     if (avail && kv + scratch > avail) {
         eng__err(err, BASE_ERR_NOMEM,
@@ -296,6 +323,8 @@ eng_dg_ctx *eng_dg_ctx_new(eng_model *m, int max_cache, int max_rows, eng_error 
         DG_ALLOC(c->ge, R * 2 * in->d_expert);
         DG_ALLOC(c->he, R * in->d_expert);
         DG_ALLOC(c->oe, R * d);
+        DG_ALLOC(c->xqa, R * (d / 32 + 1));
+        DG_ALLOC(c->xqg, R * (BASE_MAX(d, in->d_expert) / 32 + 1));
     }
     if (in->self_cond)
         DG_ALLOC(c->prob, (int64_t)R * V);
@@ -592,36 +621,113 @@ static void dg_route(eng_dg_ctx *c, const eng__dg_layer *L, int n) {
         }
 }
 
-/* m[n, d] = Σ_slots w · expert(b2 row), expert by expert over the rows routed to it. */
+/* Y[M, W->rows] = X W^T for a block-type W and X already quantised (ldxb
+ * blocks a row), spread over the pool by weight-row tiles. */
+typedef struct dg_qmm_job {
+    eng_dg_ctx *c;
+    const eng__q8a *X;
+    int ldxb, M;
+    const eng_tensor *W;
+    float *Y;
+    int ldy;
+} dg_qmm_job;
+
+static void dg_qmm_task(void *arg, int task, int tid) {
+    (void)tid;
+    const dg_qmm_job *j = arg;
+    const int N = (int)j->W->rows, K = (int)j->W->cols;
+    const int n0 = task * DG_TILE_ROWS, n = BASE_MIN(N - n0, DG_TILE_ROWS);
+    const size_t rb = eng__dtype_bytes(j->W->dtype, K);
+    j->c->be->k->qgemm(j->W->dtype, (const uint8_t *)j->W->data + (size_t)n0 * rb, rb, j->X,
+                       j->ldxb, j->Y + n0, j->ldy, j->M, n, K, false);
+}
+
+static void dg_qmm(eng_dg_ctx *c, const eng__q8a *X, int ldxb, int M, const eng_tensor *W, float *Y,
+                   int ldy) {
+    dg_qmm_job j = {c, X, ldxb, M, W, Y, ldy};
+    eng__pool_run(c->be->pool, dg_qmm_task, &j, (int)((W->rows + DG_TILE_ROWS - 1) / DG_TILE_ROWS));
+}
+
+/* Quantises n rows of width k (ld floats apart) to blocks ldxb apart. */
+typedef struct dg_qa_job {
+    const float *X;
+    int ld, k, ldxb;
+    eng__q8a *out;
+} dg_qa_job;
+
+static void dg_qa_task(void *arg, int r, int tid) {
+    (void)tid;
+    const dg_qa_job *j = arg;
+    eng__quantize_act(j->X + (int64_t)r * j->ld, j->k, j->out + (int64_t)r * j->ldxb);
+}
+
+static void dg_quant_rows(eng_dg_ctx *c, const float *X, int ld, int n, int k, eng__q8a *out,
+                          int ldxb) {
+    dg_qa_job j = {X, ld, k, ldxb, out};
+    eng__pool_run(c->be->pool, dg_qa_task, &j, n);
+}
+
+/* m[n, d] = Σ_slots w · expert(b2 row), expert by expert over the rows routed
+ * to it. Block-type experts: b2 is quantised to int8 once per row (not once
+ * per expert it goes to), the grouped rows gathered as blocks, the GeGLU
+ * output quantised per expert; float experts: f32 tiles and gemm. */
 static void dg_experts(eng_dg_ctx *c, const eng__dg_layer *L, const float *b2, int n) {
     const eng_dg_info *in = &c->dg->info;
     const int d = in->d_model, F = in->d_expert, K = in->top_k;
+    const bool split = L->exp_up.data != NULL;
+    const bool q1 = c->be->qact && eng__dtype_is_block(L->exp_gate_up.dtype) &&
+                    (!split || eng__dtype_is_block(L->exp_up.dtype));
+    const bool q2 = c->be->qact && eng__dtype_is_block(L->exp_down.dtype);
+    const int db = d / 32, fb = F / 32, gb = BASE_MAX(d, F) / 32 + 1;
     memset(c->m, 0, (size_t)n * d * sizeof *c->m);
+    if (q1)
+        dg_quant_rows(c, b2, d, n, d, c->xqa, db);
     uint64_t used = 0;
     for (int e = 0; e < in->n_expert; e++) {
         const int ne = c->efirst[e + 1] - c->efirst[e];
         if (ne == 0)
             continue;
         const int32_t *ord = c->order + c->efirst[e];
-        for (int r = 0; r < ne; r++)
-            memcpy(c->xe + (int64_t)r * d, b2 + (int64_t)(ord[r] / K) * d,
-                   (size_t)d * sizeof(float));
-        eng_tensor gu = dg_slice(&L->exp_gate_up, (int64_t)e * 2 * F, 2 * F);
+        if (q1) {
+            for (int r = 0; r < ne; r++)
+                memcpy(c->xqg + (int64_t)r * gb, c->xqa + (int64_t)(ord[r] / K) * db,
+                       (size_t)db * sizeof(eng__q8a));
+        } else {
+            for (int r = 0; r < ne; r++)
+                memcpy(c->xe + (int64_t)r * d, b2 + (int64_t)(ord[r] / K) * d,
+                       (size_t)d * sizeof(float));
+        }
+        eng_tensor gu = split ? dg_slice(&L->exp_gate_up, (int64_t)e * F, F)
+                              : dg_slice(&L->exp_gate_up, (int64_t)e * 2 * F, 2 * F);
+        eng_tensor up = split ? dg_slice(&L->exp_up, (int64_t)e * F, F) : gu;
         eng_tensor dn = dg_slice(&L->exp_down, (int64_t)e * d, d);
-        dg_mm(c, c->xe, d, ne, &gu, c->ge, 2 * F, false);
+        if (q1) {
+            dg_qmm(c, c->xqg, gb, ne, &gu, c->ge, 2 * F);
+            if (split)
+                dg_qmm(c, c->xqg, gb, ne, &up, c->ge + F, 2 * F);
+        } else {
+            dg_mm(c, c->xe, d, ne, &gu, c->ge, 2 * F, false);
+            if (split)
+                dg_mm(c, c->xe, d, ne, &up, c->ge + F, 2 * F, false);
+        }
         dg_geglu_rows(c, c->ge, c->ge + F, 2 * F, c->he, F, ne, F);
-        dg_mm(c, c->he, F, ne, &dn, c->oe, d, false);
+        if (q2) {
+            dg_quant_rows(c, c->he, F, ne, F, c->xqg, fb);
+            dg_qmm(c, c->xqg, fb, ne, &dn, c->oe, d);
+        } else {
+            dg_mm(c, c->he, F, ne, &dn, c->oe, d, false);
+        }
         for (int r = 0; r < ne; r++) {
             const int row = ord[r] / K;
             c->be->k->axpy(c->m + (int64_t)row * d, c->rw[ord[r]], c->oe + (int64_t)r * d, d);
         }
         c->stats.expert_calls++;
         c->stats.expert_rows += (uint64_t)ne;
-        used += c->dg->expert_bytes;
+        used += L->expert_bytes;
     }
     c->stats.expert_bytes_read += used;
     c->stats.expert_bytes_used += used;
-    c->stats.expert_bytes_all += c->dg->expert_bytes * (uint64_t)in->n_expert;
+    c->stats.expert_bytes_all += L->expert_bytes * (uint64_t)in->n_expert;
 }
 
 /* ---- one layer, one pass ----------------------------------------------------------------------
@@ -814,5 +920,22 @@ base_status eng_dg_decode(eng_dg_ctx *c, const int32_t *canvas, int n, const flo
         dg_layer(c, l, n, c->len, true);
     }
     dg_head(c, n, logits);
+    return BASE_OK;
+}
+
+base_status eng__dg_moe_run(eng_dg_ctx *c, int layer, const float *x, int n, float *m, int32_t *idx,
+                            float *w) {
+    const eng_dg_info *in = &c->dg->info;
+    if (!in->moe || layer < 0 || layer >= in->n_layer || n <= 0 || n > c->max_rows)
+        return BASE_ERR_INVALID;
+    const eng__dg_layer *L = &c->dg->layers[layer];
+    const int d = in->d_model, K = in->top_k;
+    memcpy(c->x, x, (size_t)n * d * sizeof *x);
+    dg_route(c, L, n);
+    dg_norm_rows(c, c->x, d, c->a, d, n, d, &L->pre_ffn_norm2);
+    dg_experts(c, L, c->a, n);
+    memcpy(m, c->m, (size_t)n * d * sizeof *m);
+    memcpy(idx, c->ridx, (size_t)n * K * sizeof *idx);
+    memcpy(w, c->rw, (size_t)n * K * sizeof *w);
     return BASE_OK;
 }

@@ -12,6 +12,8 @@
  *       stop when y_amax was unchanged for `stability` consecutive steps
  *       (0: no check) and mean(H) < confidence;  sc = z
  *     commit y_amax; pad after the first stop id and finish; else encode it.
+ * Pinned positions (eng_eb_params.pin) keep their ids throughout and are
+ * left out of the acceptance, stop and stop-id rules (dgemma.h).
  *
  * Noise: eng_noise_uniform with the counters documented in dgemma.h, so a
  * reference (tests/ref/dgemma_ref.py) or another backend draws the same
@@ -134,16 +136,22 @@ base_status eng_eb_generate(eng_dg_ctx *c, const int32_t *prompt, int n_prompt,
         (int64_t)eng__dg_ctx_max_cache(c))
         return BASE_ERR_TOO_LARGE;
     const bool sc_on = p->self_cond && in->self_cond;
+    if (p->n_pin < 0 || (p->n_pin > 0 && !p->pin))
+        return BASE_ERR_INVALID;
+    for (int k = 0; k < p->n_pin; k++)
+        if (p->pin[k] >= V)
+            return BASE_ERR_RANGE;
     const int Vt = in->n_token_ids > 0 && in->n_token_ids < V ? in->n_token_ids : V;
 
     float *logits = malloc((size_t)n * V * sizeof *logits);
     double *H = malloc((size_t)n * sizeof *H);
     int32_t *x = malloc((size_t)n * sizeof *x), *amax = malloc((size_t)n * sizeof *amax),
             *hist = malloc((size_t)n * sizeof *hist), *samp = malloc((size_t)n * sizeof *samp),
-            *ord = malloc((size_t)n * sizeof *ord), *tmp = malloc((size_t)n * sizeof *tmp);
+            *ord = malloc((size_t)n * sizeof *ord), *tmp = malloc((size_t)n * sizeof *tmp),
+            *pin = malloc((size_t)n * sizeof *pin);
     res->tokens = malloc((size_t)n_canvas * n * sizeof *res->tokens);
     base_status st = BASE_OK;
-    if (!logits || !H || !x || !amax || !hist || !samp || !ord || !tmp || !res->tokens) {
+    if (!logits || !H || !x || !amax || !hist || !samp || !ord || !tmp || !pin || !res->tokens) {
         st = BASE_ERR_NOMEM;
         goto done;
     }
@@ -154,8 +162,15 @@ base_status eng_eb_generate(eng_dg_ctx *c, const int32_t *prompt, int n_prompt,
     const int N = p->max_steps;
     for (int b = 0; b < n_canvas; b++) {
         const uint32_t g0 = (uint32_t)b * (uint32_t)(N + 1);
+        /* this canvas's pins: pin[i] >= 0, else -1 */
+        int n_free = 0;
         for (int i = 0; i < n; i++) {
-            x[i] = eb_uniform_id(p->seed, g0, (uint32_t)i, Vt);
+            const int64_t k = (int64_t)b * n + i;
+            pin[i] = k < p->n_pin && p->pin[k] >= 0 ? p->pin[k] : -1;
+            n_free += pin[i] < 0;
+        }
+        for (int i = 0; i < n; i++) {
+            x[i] = pin[i] >= 0 ? pin[i] : eb_uniform_id(p->seed, g0, (uint32_t)i, Vt);
             hist[i] = -1;
         }
         int stable = 0;
@@ -168,6 +183,8 @@ base_status eng_eb_generate(eng_dg_ctx *c, const int32_t *prompt, int n_prompt,
             }
             const uint32_t g = g0 + (uint32_t)(N - s + 1);
             const double t = (double)p->t_min + ((double)p->t_max - p->t_min) * s / N;
+            if (p->canvas_cb)
+                p->canvas_cb(p->progress_ud, b, N - s + 1, x, n);
             t0 = base_now_ns();
             if ((st = eng_dg_decode(c, x, n, have_sc ? logits : NULL, logits)))
                 goto done;
@@ -178,13 +195,18 @@ base_status eng_eb_generate(eng_dg_ctx *c, const int32_t *prompt, int n_prompt,
             eb_rows_job rj = {logits, V, Vt, t, p->seed, g, amax, samp, H};
             eng__dg_ctx_parallel(c, eb_rows_task, &rj, n);
             double hsum = 0;
+            int nf = 0;
             for (int i = 0; i < n; i++) {
+                if (pin[i] >= 0) {
+                    amax[i] = pin[i];
+                    continue;
+                }
                 hsum += H[i];
-                ord[i] = i;
+                ord[nf++] = i;
             }
-            eb_sort(ord, tmp, H, n);
+            eb_sort(ord, tmp, H, nf);
             double cum = 0;
-            for (int k = 0; k < n; k++) {
+            for (int k = 0; k < nf; k++) {
                 const int i = ord[k];
                 const bool acc = cum <= p->entropy_bound;
                 cum += H[i];
@@ -199,7 +221,8 @@ base_status eng_eb_generate(eng_dg_ctx *c, const int32_t *prompt, int n_prompt,
             res->ms_sample += base_ms_since(t0);
             if (p->progress)
                 p->progress(p->progress_ud, b, N - s + 1, amax, n);
-            if ((p->stability == 0 || stable >= p->stability) && hsum / n < p->confidence) {
+            if ((p->stability == 0 || stable >= p->stability) &&
+                (n_free > 0 ? hsum / n_free : 0.0) < p->confidence) {
                 res->last_stop = ENG_EB_STOP_CONFIDENT;
                 break;
             }
@@ -210,14 +233,15 @@ base_status eng_eb_generate(eng_dg_ctx *c, const int32_t *prompt, int n_prompt,
         res->n_tokens = (b + 1) * n;
         int first = -1;
         for (int i = 0; i < n && first < 0; i++)
-            for (int k = 0; k < n_stop; k++)
+            for (int k = 0; k < n_stop && pin[i] < 0; k++)
                 if (out[i] == stop[k]) {
                     first = i;
                     break;
                 }
         if (first >= 0) {
             for (int i = first + 1; i < n; i++)
-                out[i] = in->pad_id;
+                if (pin[i] < 0)
+                    out[i] = in->pad_id;
             res->hit_stop = true;
             res->n_text = b * n + first;
             goto done;
@@ -239,6 +263,7 @@ done:
     free(samp);
     free(ord);
     free(tmp);
+    free(pin);
     if (st)
         eng_eb_result_free(res);
     return st;

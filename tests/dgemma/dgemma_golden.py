@@ -71,6 +71,11 @@ SAMPLER_CASES = {
     "sampler_bound_zero": (DENSE, {"entropy_bound": 0.0, "seed": 99}),
     # ids without a token are never drawn, chosen or counted (reference: the same rule)
     "sampler_padded_vocab": (PADDED, {"confidence": 0.0, "max_new_tokens": 32}),
+    # the suffix-pinning infill mode: six pinned ids at the first canvas's tail (one of
+    # them the stop id, which must not end generation there) and one in the second
+    # canvas; every canvas the decoder reads holds them, the committed canvases too
+    "sampler_pinned_suffix": (MOE, {"max_new_tokens": 32, "stop_ids": [1],
+                                    "pin": [-1] * 10 + [300, 217, 161, 1, 240, 141] + [-1] * 3 + [205]}),
 }
 
 INFILLD = None
@@ -83,7 +88,17 @@ GGUF_CASES = {
     "gguf_q4_0_decode_sc_moe_own_v": (MOE_BF16.replace("--dtype bf16", "--dtype f32"), "q4_0", False, True),
 }
 
-OTHER = ["info", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
+# Quantised experts (the GGUF layout of real DiffusionGemma files: Q4_K_M stores the
+# merged ffn_gate_up_exps / ffn_down_exps quantised); d_model and the expert width are
+# 256 so that the K types' 256-element blocks fit. The 2-D matrices stay f32, so the
+# experts are the only quantised computation. The q6_k case writes the split
+# ffn_gate_exps / ffn_up_exps layout.
+QEXP = "--layers 2 --pattern 2 --moe --seed 8 --hidden 256 --expert-ffn 256"
+QEXP_CASES = {"gguf_qexp_q8_0": ("q8_0", False), "gguf_qexp_q4_0": ("q4_0", False),
+              "gguf_qexp_q4_k": ("q4_k", False), "gguf_qexp_q6_k_split": ("q6_k", True),
+              "gguf_qexp_q4_k_m_mixed": ("q4_k_m", False)}
+
+OTHER = ["info", "infill_pin_cli", "lsp_pin", "eval_cli", "doctor", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
          "padded_vocab_cli"]
 TINY_SPM = os.path.join(HERE, "..", "tokenizer", "data", "tiny_spm", "tokenizer.json")
 
@@ -208,6 +223,184 @@ def gguf_case(tool, work, name):
     return 0
 
 
+def gguf_model(work, args, extra):
+    """(HF dir, GGUF path, reference model with the GGUF's stored values)."""
+    import gguf_read
+    key = hashlib.sha256((args + extra + open(mkdgemma.__file__, "rb").read().hex()).encode()).hexdigest()[:12]
+    d = os.path.join(work, "g" + key)
+    gg = d + ".gguf"
+    if not os.path.exists(gg):
+        mkdgemma.main(args.split() + extra.split() + ["--out", d, "--gguf", gg])
+    m = ref.load(d)
+    _, tens = gguf_read.read(gg)
+    for hf in list(m.w):
+        g = mkdgemma.gguf_name(hf)
+        if g is None:
+            continue
+        if g.endswith("ffn_gate_up_exps.weight") and g not in tens:
+            parts = [tens[g.replace("gate_up", p)] for p in ("gate", "up")]
+            m.w[hf] = np.concatenate([gguf_read.dequant(t, raw, int(np.prod(sh))).reshape(sh)
+                                      for t, sh, raw in parts], axis=1).astype(np.float64)
+            continue
+        t, shape, raw = tens[g]
+        m.w[hf] = gguf_read.dequant(t, raw, int(np.prod(shape))).reshape(shape).astype(np.float64)
+    return d, gg, m
+
+
+U = 2.0 ** -24
+GELU_LIP = 1.13  # max |d/dx gelu_tanh(x)| (1.1289 at x ~ 2.4)
+
+
+def act_round(x, W):
+    """test_qdot's activation-rounding bound of W @ x with x quantised per 32: each
+    element moves by at most d_a / 2 = max|x_block| / 254, so
+    |dy_j| <= sum_b d_a,b / 2 sum_{i in b} |W_ji|; plus the float part, (nb + 3) u
+    sum_i (|W_ji| + o) (|x_i| + d_a) with the block offset o taken as max |W| of the
+    row (the integer dot products themselves are exact)."""
+    nb = x.shape[0] // 32
+    xb = np.abs(x).reshape(nb, 32)
+    da = xb.max(axis=1) / 127.0
+    aW = np.abs(W).reshape(W.shape[0], nb, 32)
+    rnd = (aW.sum(axis=2) * (da / 2)[None, :]).sum(axis=1)
+    flt = (nb + 3) * U * ((aW + aW.max(axis=(1, 2))[:, None, None]) * (xb + da[:, None])[None]).sum(axis=(1, 2))
+    return rnd + flt
+
+
+def moe_bound(m, layer, x, idx, wts):
+    """Float64 routed-expert output (float activations, the GGUF's dequantised
+    weights, the engine's routing) and an element-wise bound of the int8 path's error:
+    stage 1 (gate/up) by act_round; through GeGLU by |dh| <= L dg (|u| + du) +
+    |gelu(g)| du (+ 4 u |h| rounding); stage 2 (down) by sum_j |W2_ij| dh_j +
+    act_round on |h| + dh (the engine quantises its own h); summed with |w_k|."""
+    p = "model.decoder.layers.%d." % layer
+    w = m.w
+    b2 = ref.rms(x, w[p + "pre_feedforward_layernorm_2.weight"], m.eps)
+    gu, dw = w[p + "experts.gate_up_proj"], w[p + "experts.down_proj"]
+    F = m.F
+    out = np.zeros_like(x)
+    bnd = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        for k in range(m.K):
+            e, we = int(idx[t, k]), float(wts[t, k])
+            W1, W2 = gu[e], dw[e]
+            # the engine's b2 is f32: its own rounding, a few u relative
+            z = W1 @ b2[t]
+            dz = act_round(b2[t], W1) + 8 * U * (np.abs(W1) @ np.abs(b2[t]))
+            g, u, dg, du = z[:F], z[F:], dz[:F], dz[F:]
+            h = ref.gelu_tanh(g) * u
+            dh = GELU_LIP * dg * (np.abs(u) + du) + np.abs(ref.gelu_tanh(g)) * du + 4 * U * np.abs(h)
+            y = W2 @ h
+            dy = np.abs(W2) @ dh + act_round(np.abs(h) + dh, W2)
+            out[t] += we * y
+            bnd[t] += abs(we) * dy + 4 * U * abs(we * y).max() * m.K
+    return out, bnd
+
+
+def qexp_case(tool, work, name):
+    qt, split = QEXP_CASES[name]
+    extra = " --gguf-expert-type %s%s" % (qt, " --gguf-split-experts" if split else "")
+    d, gg, m = gguf_model(work, QEXP, extra)
+    info = json.loads(run(tool, "info", "--model", gg).stdout)
+    if info["family"] != 3 or not info["moe"]:
+        raise SystemExit("FAIL: GGUF info %r" % info)
+    deq = dict(os.environ, INFILLD_CPU_QUANT="dequant")
+    if qt == "q4_0":
+        # an expert type the kernels lack (IQ4_NL has Q4_0's block size): a clear refusal
+        import struct
+        b = bytearray(open(gg, "rb").read())
+        nm = b"blk.1.ffn_down_exps.weight"
+        at = b.index(nm) + len(nm)
+        struct.pack_into("<I", b, at + 4 + 8 * struct.unpack_from("<I", b, at)[0], 20)
+        bad = os.path.join(work, name + ".iq4_nl.gguf")
+        open(bad, "wb").write(bytes(b))
+        p = run(tool, "info", "--model", bad, check=False)
+        if p.returncode == 0 or "'blk.1.ffn_down_exps.weight' has type IQ4_NL" not in p.stderr:
+            raise SystemExit("FAIL: an IQ4_NL expert tensor was not refused clearly: %r" % p.stderr)
+    # (1) the routed experts of each layer alone, on residual rows with outliers and a
+    # near-zero row: int8 path within the derived bound (x2, as test_qdot allows),
+    # dequantised path within 1e-5 of the float64 reference
+    rng = np.random.Generator(np.random.PCG64(11))
+    x = rng.standard_normal((24, m.d))
+    x[3, 7] = 40.0
+    x[9] *= 1e-3
+    x = x.astype("<f4")
+    xf = os.path.join(work, name + ".x")
+    x.tofile(xf)
+    x = x.astype(np.float64)
+    worst_ratio, worst_deq = 0.0, 0.0
+    for layer in range(m.n_layer):
+        res = {}
+        for path, env in (("int8", None), ("dequant", deq)):
+            of = os.path.join(work, "%s.%d.%s.m" % (name, layer, path))
+            run(tool, "moe", "--model", gg, "--layer", str(layer), "--x", xf, "--out", of, env=env)
+            got = np.fromfile(of, dtype="<f4").reshape(-1, m.d).astype(np.float64)
+            rt = np.fromfile(of + ".route", dtype="<i4")
+            n = x.shape[0]
+            idx = rt[: n * m.K].reshape(n, m.K)
+            wts = rt[n * m.K:].view("<f4").reshape(n, m.K).astype(np.float64)
+            res[path] = (got, idx, wts)
+        got, idx, wts = res["int8"]
+        # the routing is the reference's (softmax, top-k, renormalised, x per-expert scale)
+        p = "model.decoder.layers.%d." % layer
+        r = ref.rms(x, None, m.eps) * m.w[p + "router.scale"] * m.d ** -0.5
+        lg = r @ m.w[p + "router.proj.weight"].T
+        pr = np.exp(lg - lg.max(axis=1, keepdims=True))
+        pr /= pr.sum(axis=1, keepdims=True)
+        for t in range(x.shape[0]):
+            top = sorted(range(m.E), key=lambda e: (-pr[t, e], e))[: m.K]
+            tw = pr[t, top] / pr[t, top].sum() * m.w[p + "router.per_expert_scale"][top]
+            if list(idx[t]) != top or np.max(np.abs(wts[t] - tw)) > 1e-5 * np.max(np.abs(tw)):
+                raise SystemExit("FAIL: layer %d row %d routing %r %r, reference %r %r" %
+                                 (layer, t, list(idx[t]), list(wts[t]), top, list(tw)))
+        want, bnd = moe_bound(m, layer, x, idx, wts)
+        err = np.abs(got - want)
+        ratio = float(np.max(err / bnd))
+        if not ratio <= 2.0:
+            t, j = np.unravel_index(int(np.argmax(err / bnd)), err.shape)
+            raise SystemExit("FAIL: layer %d int8 experts row %d col %d: error %.3g, bound %.3g" %
+                             (layer, t, j, err[t, j], bnd[t, j]))
+        worst_ratio = max(worst_ratio, ratio)
+        gd = res["dequant"][0]
+        worst_deq = max(worst_deq, max(rel_err(gd[t], want[t]) for t in range(x.shape[0])))
+    if not worst_deq <= 1e-5:
+        raise SystemExit("FAIL: dequantised experts error %.3g > 1e-5" % worst_deq)
+    # (2) a whole decoder pass with self-conditioning: the dequantised path matches the
+    # float64 reference to 1e-5; the int8 path stays near it. Its deviation is the
+    # experts' activation rounding (bounded per block above), a few 1e-3 of the logit
+    # range after the layers, except on a row whose top-k choice flips between two
+    # near-equal router logits in a later layer (a discrete change, not a bound
+    # violation): the median row is held to 1e-2, every row must be finite. Both
+    # paths read only the experts they use.
+    c = ref.Cache(m)
+    ref.encode(m, c, PROMPT)
+    out = os.path.join(work, name + ".f32")
+    sc = (ref.decode(m, c, CANVAS[::-1]) / 0.6).astype("<f4")
+    sc.tofile(out + ".sc")
+    want = ref.decode(m, c, CANVAS, sc.astype(np.float64))
+    errs = {}
+    for path, env in (("int8", None), ("dequant", deq)):
+        p = run(tool, "decode", "--model", gg, "--prompt", ids(PROMPT), "--canvas", ids(CANVAS), "--out", out,
+                "--sc", out + ".sc", env=env)
+        got = np.fromfile(out, dtype="<f4").reshape(-1, m.V).astype(np.float64)
+        if not np.all(np.isfinite(got)):
+            raise SystemExit("FAIL: %s decode logits are not finite" % path)
+        re_ = [rel_err(got[i], want[i]) for i in range(len(want))]
+        errs[path] = (max(re_), float(np.median(re_)))
+        import re
+        mt = re.search(r"experts: calls \d+ rows \d+ read (\d+) used (\d+) all (\d+)", p.stderr)
+        read, used, allb = (int(v) for v in mt.groups())
+        if read != used or not used < allb:
+            raise SystemExit("FAIL: expert grouping read %d bytes, used %d, all %d" % (read, used, allb))
+    print("%s: experts alone: int8 worst error / bound %.3f, dequantised %.3g; decode logits "
+          "(worst, median row): int8 %.3g %.3g, dequantised %.3g" %
+          (name, worst_ratio, worst_deq, errs["int8"][0], errs["int8"][1], errs["dequant"][0]))
+    if not errs["dequant"][0] <= 1e-5:
+        raise SystemExit("FAIL: dequantised decode error %.3g > 1e-5" % errs["dequant"][0])
+    if not errs["int8"][1] <= 1e-2:
+        raise SystemExit("FAIL: int8 decode median row error %.3g > 1e-2" % errs["int8"][1])
+    return 0
+
+
 def gen_args(d, P):
     a = ["generate", "--model", d, "--seed", str(P["seed"]), "--steps", str(P["max_steps"]),
          "--t-min", repr(P["t_min"]), "--t-max", repr(P["t_max"]), "--bound", repr(P["entropy_bound"]),
@@ -215,6 +408,8 @@ def gen_args(d, P):
          "--max-new", str(P["max_new_tokens"]), "--stop", ids(P["stop_ids"]), "--prompt", ids(PROMPT)]
     if not P["self_cond"]:
         a.append("--no-sc")
+    if P.get("pin"):
+        a += ["--pin", ids(P["pin"]), "--trace-x"]
     return a
 
 
@@ -230,8 +425,25 @@ def sampler_case(tool, work, name):
         probe = ref.generate(m, PROMPT, dict(P, max_new_tokens=32))
         P["stop_ids"] = [probe["tokens"][16 + 5]]
         first = probe["tokens"].index(P["stop_ids"][0])
-    want = ref.generate(m, PROMPT, P)
-    got = json.loads(run(tool, *gen_args(d, P)).stdout)
+    canv = []
+    want = ref.generate(m, PROMPT, P, canvases=canv)
+    pr = run(tool, *gen_args(d, P))
+    got = json.loads(pr.stdout)
+    if P.get("pin"):
+        pin = P["pin"]
+        seen = [(int(f[1]), int(f[2]), [int(v) for v in f[3:]]) for f in
+                (ln.split() for ln in pr.stderr.splitlines()) if f and f[0] == "canvas"]
+        if seen != canv:
+            raise SystemExit("FAIL: the canvases the decoder read differ from the reference's")
+        n = m.canvas
+        for b, st, x in seen:
+            if any(pin[b * n + i] >= 0 and x[i] != pin[b * n + i] for i in range(n) if b * n + i < len(pin)):
+                raise SystemExit("FAIL: canvas %d step %d changed a pinned position: %r" % (b, st, x))
+        if any(p_ >= 0 and k < len(want["tokens"]) and got["tokens"][k] != p_ for k, p_ in enumerate(pin)):
+            raise SystemExit("FAIL: committed tokens differ from the pins: %r" % got["tokens"])
+        if len(want["tokens"]) < 32 or 1 in [want["tokens"][i] for i in range(13)]:
+            raise SystemExit("FAIL: the case must run two canvases past the pinned stop id: %r" % want)
+        print("%s: %d decoder canvases, pinned positions unchanged in every one" % (name, len(seen)))
     for k in ("tokens", "n_text", "steps", "hit_stop", "last_stop"):
         if got[k] != want[k]:
             raise SystemExit("FAIL: %s differs: engine %r, reference %r" % (k, got[k], want[k]))
@@ -310,6 +522,143 @@ def other_case(tool, work, name):
                 "stability 1, confidence 0.005, self-conditioning on)")
         if want not in out:
             raise SystemExit("FAIL: --explain does not show the entropy-bound sampler:\n%s" % out)
+    elif name == "infill_pin_cli":
+        # the suffix-pinning mode through `infilld complete --dgemma-infill pin`: the canvas is
+        # [--n hole slots][the suffix's first tokens pinned, up to the canvas end]; the answer
+        # is the hole slots only (then pad). The sampler case sampler_pinned_suffix checks
+        # that pinned ids never change against the reference.
+        d = model_dir(work, MOE)
+        src = os.path.join(work, "fim_pin.py")
+        with open(src, "w") as f:
+            f.write("def add(a, b):\n    return \nprint(add(1, 2))\n")
+        for n_hole, seed in ((6, "1"), (3, "2"), (40, "3")):
+            p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", d,
+                                "--dgemma-infill", "pin", "--n", str(n_hole), "--seed", seed, "--json"],
+                               capture_output=True, text=True, timeout=120)
+            if p.returncode != 0:
+                raise SystemExit("FAIL: complete --dgemma-infill pin: rc %d\n%s" % (p.returncode, p.stdout + p.stderr))
+            o = json.loads(p.stdout)
+            slots = min(n_hole, 16)
+            want = {"mode": "pin", "hole_slots": slots, "pinned": min(o["suffix_tokens"], 16 - slots)}
+            if o["dgemma_infill"] != want or o["suffix_tokens"] < 1:
+                raise SystemExit("FAIL: dgemma_infill %r, expected %r" % (o["dgemma_infill"], want))
+            if len(o["tokens"]) != slots + 1 or o["tokens"][-1] != 0:
+                raise SystemExit("FAIL: pin mode answered tokens %r for %d slots" % (o["tokens"], slots))
+        p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", d,
+                            "--dgemma-infill", "pin", "--n", "6", "--explain"], capture_output=True, text=True,
+                           timeout=120)
+        if "infill: suffix pinned on the canvas: 6 hole slots, then 10 suffix tokens pinned" not in p.stdout:
+            raise SystemExit("FAIL: --explain does not show the pinned layout:\n%s" % p.stdout)
+        p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", d,
+                            "--dgemma-infill", "middle"], capture_output=True, text=True, timeout=120)
+        if p.returncode != 2 or "bad value for --dgemma-infill" not in p.stderr:
+            raise SystemExit("FAIL: a bad --dgemma-infill was not refused: %r" % p.stderr)
+    elif name == "lsp_pin":
+        # the "dgemmaInfill" setting over LSP reaches the pipeline: with "pin" an inline
+        # completion runs the pinned layout (the debug log names it, with the layout
+        # `complete --dgemma-infill pin` explains on the same text), without it the prompt mode
+        sys.path.insert(0, os.path.join(HERE, "..", "protocol"))
+        from lspclient import Client, init_params
+        d = model_dir(work, MOE + " --canvas 32")
+        text = "def add(a, b):\n    return \nprint(add(1, 2))\n"
+        src = os.path.join(work, "lsp_pin.py")
+        with open(src, "w") as f:
+            f.write(text)
+        p = subprocess.run([INFILLD, "complete", src, "--line", "2", "--col", "11", "--model", d, "--json",
+                            "--dgemma-infill", "pin"], capture_output=True, text=True, timeout=120)
+        lay = json.loads(p.stdout)["dgemma_infill"]
+        if lay["pinned"] < 1:
+            raise SystemExit("FAIL: the case should pin suffix tokens: %r" % lay)
+        for opts, want in (({"dgemmaInfill": "pin"}, "DiffusionGemma infill: suffix pinned, %d hole slots, %d "
+                            "suffix tokens" % (lay["hole_slots"], lay["pinned"])),
+                           ({}, "DiffusionGemma infill: prompt-level FIM")):
+            logf = os.path.join(work, "lsp_pin.log")
+            with open(logf, "w") as lf:
+                c = Client.spawn([INFILLD, "--device", "cpu", "--model", d, "--stdio", "--log-level", "debug"],
+                                 stderr=lf)
+                try:
+                    c.request("initialize", init_params(options=dict(opts, candidates=1, latencyBudgetMs=0)),
+                              timeout=60)
+                    c.notify("initialized", {})
+                    c.notify("textDocument/didOpen", {"textDocument": {"uri": "file://" + src, "languageId": "python",
+                                                                       "version": 1, "text": text}})
+                    c.request("textDocument/inlineCompletion",
+                              {"textDocument": {"uri": "file://" + src}, "position": {"line": 1, "character": 11},
+                               "context": {"triggerKind": 1}}, timeout=120)
+                finally:
+                    c.close()
+            log = open(logf, encoding="utf-8", errors="replace").read()
+            if want not in log:
+                raise SystemExit("FAIL: with settings %r the daemon did not log %r:\n%s" % (opts, want, log[-3000:]))
+    elif name == "eval_cli":
+        # `infilld eval` names the family's sampler, entropy_bound, and its settings (the
+        # model's generation_config.json: mkdgemma's are the published defaults), in the
+        # JSON rows and under the markdown table, with the infill mode
+        d = model_dir(work, MOE)
+        fixture = os.path.join(HERE, "..", "eval", "data", "heldout-fixture.jsonl")
+        base = [INFILLD, "eval", "--set", fixture, "--model", d, "--limit", "2", "--max-hole", "8",
+                "--device", "cpu"]
+        for mode in ("prompt", "pin"):
+            p = subprocess.run(base + ["--json", "--dgemma-infill", mode], capture_output=True, text=True,
+                               timeout=300)
+            if p.returncode != 0:
+                raise SystemExit("FAIL: infilld eval on a DiffusionGemma model: rc %d\n%s" %
+                                 (p.returncode, p.stderr[-2000:]))
+            row = json.loads(p.stdout)["rows"][0]
+            want = {"max_steps": 48, "t_max": 0.8, "t_min": 0.4, "entropy_bound": 0.1, "stability": 1,
+                    "confidence": 0.005, "self_cond": True, "infill": mode}
+            if row["sampler"] != "entropy_bound" or row["sampler_settings"] != want:
+                raise SystemExit("FAIL: eval sampler %r %r, expected entropy_bound %r" %
+                                 (row["sampler"], row["sampler_settings"], want))
+        p = subprocess.run(base, capture_output=True, text=True, timeout=300)
+        line = ("entropy_bound (step cap 48, temperature 0.80 -> 0.40, entropy bound 0.1 nats, stability 1, "
+                "confidence 0.005, self-conditioning on, infill prompt)")
+        if p.returncode != 0 or "| entropy_bound |" not in p.stdout or line not in p.stdout:
+            raise SystemExit("FAIL: the eval table does not name the sampler and its settings:\n%s" % p.stdout)
+    elif name == "doctor":
+        # `infilld doctor` on DiffusionGemma models: expert bytes (all, per token, one) and
+        # K/V bytes per token of each layer kind, computed here from the configs and the
+        # GGUF's block sizes (F32 safetensors; Q6_K split experts)
+        import re
+        cases = [(model_dir(work, MOE_BF16), None),
+                 (gguf_model(work, QEXP, " --gguf-expert-type q6_k --gguf-split-experts")[1], "q6_k"),
+                 (gguf_model(work, QEXP, " --gguf-expert-type q4_k_m")[1], "q4_k_m")]
+        for path, qt in cases:
+            hf = path[:-5] if path.endswith(".gguf") else path
+            tc = json.load(open(os.path.join(hf, "config.json")))["text_config"]
+            d, E, K, F = tc["hidden_size"], tc["num_experts"], tc["top_k_experts"], tc["moe_intermediate_size"]
+            L = tc["num_hidden_layers"]
+            glob = [t == "full_attention" for t in tc["layer_types"]]
+            per = {None: 2 if "bfloat16" in open(os.path.join(hf, "config.json")).read() else 4, "q6_k": 210 / 256,
+                   "q4_k_m": 144 / 256}[qt]
+            layer_one = [int(3 * F * d * per)] * L
+            if qt == "q4_k_m":  # ffn_down_exps Q6_K on the even layers
+                layer_one = [int(2 * F * d * 144 / 256 + F * d * (210 if i % 2 == 0 else 144) / 256)
+                             for i in range(L)]
+            one = max(layer_one)
+            kv_s = 2 * tc["num_key_value_heads"] * tc["head_dim"] * 4
+            kv_g = 2 * tc["num_global_key_value_heads"] * tc["global_head_dim"] * 4
+            ns, ng = glob.count(False), glob.count(True)
+            p = subprocess.run([INFILLD, "doctor", "--model", path], capture_output=True, text=True, timeout=120)
+            out = p.stdout
+            if p.returncode != 0:
+                raise SystemExit("FAIL: doctor rc %d: %s" % (p.returncode, p.stdout + p.stderr))
+            want = ["experts: %d per layer, %d used per token, %d wide, types %s; one expert %.1f KiB, "
+                    "all experts %.1f MiB" % (E, K, F, {None: "BF16" if per == 2 else "F32", "q6_k": "Q6_K",
+                                                        "q4_k_m": "Q4_K, Q6_K"}[qt],
+                                              one / 1024, sum(layer_one) * E / 2 ** 20),
+                    "read per token %.2f MiB (top-%d of every layer)" % (sum(layer_one) * K / 2 ** 20, K),
+                    "context K/V: %d bytes per token (F32): %d sliding layers x %d (%d K/V heads of %d), "
+                    "%d global layers x %d (%d K/V heads of %d" %
+                    (ns * kv_s + ng * kv_g, ns, kv_s, tc["num_key_value_heads"], tc["head_dim"], ng, kv_g,
+                     tc["num_global_key_value_heads"], tc["global_head_dim"])]
+            for w in want:
+                if w not in out:
+                    raise SystemExit("FAIL: doctor lacks %r:\n%s" % (w, out))
+            if not re.search(r"context: [0-9.]+ MiB for %d cached positions and a %d-token canvas" %
+                             (2048 + json.load(open(os.path.join(hf, "config.json")))["canvas_length"],
+                              json.load(open(os.path.join(hf, "config.json")))["canvas_length"]), out):
+                raise SystemExit("FAIL: doctor lacks the context line:\n%s" % out)
     elif name == "gguf_gemma4_tokenizer":
         # A GGUF with Gemma's own tokenizer kind (tokenizer.ggml.model gemma4, no mask token
         # id: the family uses uniform-noise canvases) loads, computes the reference logits
@@ -417,7 +766,7 @@ def main(argv):
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args(argv)
     if a.list:
-        print("\n".join(list(LOGIT_CASES) + list(SAMPLER_CASES) + list(GGUF_CASES) + OTHER))
+        print("\n".join(list(LOGIT_CASES) + list(SAMPLER_CASES) + list(GGUF_CASES) + list(QEXP_CASES) + OTHER))
         return 0
     os.makedirs(a.work, exist_ok=True)
     global INFILLD
@@ -428,6 +777,8 @@ def main(argv):
         return sampler_case(a.tool, a.work, a.case)
     if a.case in GGUF_CASES:
         return gguf_case(a.tool, a.work, a.case)
+    if a.case in QEXP_CASES:
+        return qexp_case(a.tool, a.work, a.case)
     if a.case in OTHER:
         return other_case(a.tool, a.work, a.case)
     raise SystemExit("unknown case %s" % a.case)

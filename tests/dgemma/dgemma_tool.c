@@ -12,13 +12,21 @@
  *   dgemma_tool generate --model DIR [--prompt IDS] [--seed S] [--steps N]
  *                        [--t-min T] [--t-max T] [--bound B] [--stability K]
  *                        [--confidence C] [--max-new M] [--stop IDS] [--no-sc]
- *       The entropy-bound sampler; JSON result on stdout.
+ *                        [--pin IDS] [--trace] [--trace-x]
+ *       The entropy-bound sampler; JSON result on stdout. --pin: one id per output
+ *       position (-1 free). --trace: the argmax canvas after every step, --trace-x:
+ *       the canvas each decoder pass reads, on stderr.
  *   dgemma_tool kat
  *       Known-answer checks of the attention rectangle and the proportional RoPE.
  *   dgemma_tool bench --model DIR [--prompt-len P] [--steps K] [--threads T]
  *       Encodes P random ids, then K decoder passes over a canvas of the model's
  *       length (self-conditioning from the second on); prints the encoder time,
  *       the time per decoder step and the expert-grouping counters.
+ *   dgemma_tool moe --model DIR --layer L --x FILE --out FILE [--repeat N]
+ *       The routed experts of layer L alone on the f32 rows of FILE (n x d): writes
+ *       m (n x d f32) to FILE, then the routing (n x top_k int32 ids, n x top_k f32
+ *       weights) to FILE.route. --repeat runs it N times and prints the mean
+ *       wall and process CPU milliseconds per run (the expert benchmark).
  *   dgemma_tool ctx --model DIR --cache N --rows R
  *       Makes a context; prints "ok" or the error (the memory-budget refusal).
  *
@@ -30,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int32_t *parse_ids(const char *s, int *n) {
     int cap = 16, k = 0;
@@ -106,6 +115,15 @@ static void trace_fn(void *ud, int canvas, int step, const int32_t *amax, int n)
     fprintf(stderr, "trace %d %d", canvas, step);
     for (int i = 0; i < n; i++)
         fprintf(stderr, " %d", amax[i]);
+    fprintf(stderr, "\n");
+}
+
+/* --trace-x: the canvas each decoder pass reads, on stderr. */
+static void trace_x_fn(void *ud, int canvas, int step, const int32_t *x, int n) {
+    (void)ud;
+    fprintf(stderr, "canvas %d %d", canvas, step);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, " %d", x[i]);
     fprintf(stderr, "\n");
 }
 
@@ -241,6 +259,53 @@ int main(int argc, char **argv) {
         free(ids);
         free(lg);
         eng_dg_ctx_free(c);
+    } else if (strcmp(cmd, "moe") == 0) {
+        const char *xp = arg(argc, argv, "--x"), *op = arg(argc, argv, "--out");
+        const char *ls = arg(argc, argv, "--layer");
+        const int d = in->d_model, K = in->top_k;
+        FILE *f = xp ? fopen(xp, "rb") : NULL;
+        long sz = 0;
+        if (f && fseek(f, 0, SEEK_END) == 0)
+            sz = ftell(f);
+        const int n = (int)(sz / (long)(sizeof(float) * (size_t)d));
+        float *x = n > 0 ? malloc((size_t)n * d * sizeof *x) : NULL;
+        float *mo = n > 0 ? malloc((size_t)n * d * sizeof *mo) : NULL;
+        float *w = n > 0 ? malloc((size_t)n * K * sizeof *w) : NULL;
+        int32_t *ix = n > 0 ? malloc((size_t)n * K * sizeof *ix) : NULL;
+        eng_dg_ctx *c = n > 0 ? eng_dg_ctx_new(m, 8, n, &e) : NULL;
+        if (!f || !op || !ls || !x || !mo || !w || !ix || !c || !in->moe || fseek(f, 0, SEEK_SET) ||
+            fread(x, sizeof *x, (size_t)n * d, f) != (size_t)n * d) {
+            rc = fail("moe setup", c ? NULL : &e);
+        } else if (eng__dg_moe_run(c, atoi(ls), x, n, mo, ix, w) != BASE_OK) {
+            rc = fail("moe run", NULL);
+        } else if (arg(argc, argv, "--repeat")) {
+            const int N = atoi(arg(argc, argv, "--repeat"));
+            const clock_t c0 = clock();
+            const uint64_t t0 = base_now_ns();
+            for (int r = 0; r < N; r++)
+                eng__dg_moe_run(c, atoi(ls), x, n, mo, ix, w);
+            printf("{\"rows\": %d, \"repeat\": %d, \"ms_per_run\": %.2f, \"cpu_ms_per_run\": "
+                   "%.2f}\n",
+                   n, N, base_ms_since(t0) / N,
+                   1000.0 * (double)(clock() - c0) / CLOCKS_PER_SEC / N);
+            rc = write_f32(op, mo, (size_t)n * d);
+        } else if (!(rc = write_f32(op, mo, (size_t)n * d))) {
+            char rp[4096];
+            snprintf(rp, sizeof rp, "%s.route", op);
+            FILE *g = fopen(rp, "wb");
+            if (!g || fwrite(ix, sizeof *ix, (size_t)n * K, g) != (size_t)n * K ||
+                fwrite(w, sizeof *w, (size_t)n * K, g) != (size_t)n * K)
+                rc = fail("cannot write the routing", NULL);
+            if (g)
+                fclose(g);
+        }
+        if (f)
+            fclose(f);
+        free(x);
+        free(mo);
+        free(w);
+        free(ix);
+        eng_dg_ctx_free(c);
     } else if (strcmp(cmd, "ctx") == 0) {
         const char *cs = arg(argc, argv, "--cache"), *rs = arg(argc, argv, "--rows");
         eng_dg_ctx *c = eng_dg_ctx_new(m, cs ? atoi(cs) : 64, rs ? atoi(rs) : 16, &e);
@@ -324,6 +389,12 @@ int main(int argc, char **argv) {
         p.self_cond = !flag(argc, argv, "--no-sc") && in->self_cond;
         if (flag(argc, argv, "--trace"))
             p.progress = trace_fn;
+        if (flag(argc, argv, "--trace-x"))
+            p.canvas_cb = trace_x_fn;
+        int npin = 0;
+        int32_t *pin = arg(argc, argv, "--pin") ? parse_ids(arg(argc, argv, "--pin"), &npin) : NULL;
+        p.pin = pin;
+        p.n_pin = npin;
         int np = 0, ns = 0;
         int32_t *pr = parse_ids(arg(argc, argv, "--prompt"), &np);
         int32_t *stop =
@@ -353,6 +424,7 @@ int main(int argc, char **argv) {
         }
         free(pr);
         free(stop);
+        free(pin);
         eng_dg_ctx_free(c);
     } else {
         rc = fail("unknown command", NULL);

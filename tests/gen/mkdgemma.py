@@ -306,8 +306,22 @@ def write_gguf(a, path, tensors, tok):
         if g is None:
             continue
         t = "f32" if arr.ndim == 1 else a.gguf_type
-        if arr.ndim == 3 and gw.BLOCK[t] > 1:
-            t = "f16"  # experts: the float types only
+        if arr.ndim == 3:
+            # experts: --gguf-expert-type, else the 2-D type when it is a float type; q4_k_m
+            # mixes types by layer as llama.cpp's Q4_K_M does (Q4_K gate/up; ffn_down Q6_K on
+            # the even layers, Q4_K on the odd ones)
+            t = a.gguf_expert_type or (t if gw.BLOCK[t] == 1 else "f16")
+            if t == "q4_k_m":
+                t = "q6_k" if g.endswith("ffn_down_exps.weight") and int(g.split(".")[1]) % 2 == 0 else "q4_k"
+            if arr.shape[-1] % gw.BLOCK[t]:
+                raise SystemExit("mkdgemma: %s rows of %d are not whole %s blocks" % (g, arr.shape[-1], t))
+            if a.gguf_split_experts and g.endswith("ffn_gate_up_exps.weight"):
+                # llama.cpp's split layout: ffn_gate_exps [E, F, d] and ffn_up_exps [E, F, d]
+                F = arr.shape[1] // 2
+                for part, sl in (("ffn_gate_exps.weight", arr[:, :F]), ("ffn_up_exps.weight", arr[:, F:])):
+                    pn = g.replace("ffn_gate_up_exps.weight", part)
+                    out.append((pn, sl.shape, gw.GGML[t], gw.encode(np.ascontiguousarray(sl), t)))
+                continue
         out.append((g, arr.shape, gw.GGML[t], gw.encode(arr, t)))
     gw.write_file(path, kvs, out)
 
@@ -347,6 +361,11 @@ def parse_args(argv):
     p.add_argument("--gguf", help="also write the weights as this GGUF file")
     p.add_argument("--gguf-type", choices=["f32", "f16", "q8_0", "q4_0"], default="f32",
                    help="type of the 2-D matrices in the GGUF file")
+    p.add_argument("--gguf-expert-type", choices=["f32", "f16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "q4_k_m"],
+                   help="type of the 3-D expert tensors (default: the 2-D type if a float type, else f16); "
+                        "the block types need d_model and the expert width in whole blocks (256 for K types)")
+    p.add_argument("--gguf-split-experts", action="store_true",
+                   help="write ffn_gate_exps and ffn_up_exps instead of the merged ffn_gate_up_exps")
     p.add_argument("--gguf-tokenizer", help="a SentencePiece-style tokenizer.json for the GGUF, written as "
                    "tokenizer.ggml.model gemma4 (default: the byte-level BPE one as gpt2)")
     p.add_argument("--gguf-alias", action="store_true", help="PR #24427 / older tensor spellings")

@@ -237,10 +237,15 @@ def gumbel_draw(z, seed, step, pos):
     return int(np.argmax(z - np.log(-np.log(u))))
 
 
-def generate(m, prompt, P, trace=None):
+def generate(m, prompt, P, trace=None, canvases=None):
     """P: dict max_steps, t_min, t_max, entropy_bound, stability, confidence,
-    max_new_tokens, seed, stop_ids, self_cond. Returns dict tokens, n_text, steps,
-    hit_stop, last_stop ('steps' | 'confident')."""
+    max_new_tokens, seed, stop_ids, self_cond, optionally pin (one id per output
+    position, -1 free: the suffix-pinning infill mode, §4.1 (b)). A pinned position
+    holds its id in every canvas the decoder reads and in the committed canvas; it
+    spends no entropy budget and is left out of the stability check, the mean entropy
+    and the stop-id search. Returns dict tokens, n_text, steps, hit_stop, last_stop
+    ('steps' | 'confident'); trace gets (canvas, step, argmax) and, in canvases,
+    (canvas, step, x) for every decoder pass."""
     N, n, V = P["max_steps"], m.canvas, m.Vt
     c = Cache(m)
     if prompt:
@@ -250,12 +255,17 @@ def generate(m, prompt, P, trace=None):
     n_text = None
     for b in range(n_canvas):
         g0 = b * (N + 1)
-        x = [uniform_id(P["seed"], g0, i, V) for i in range(n)]
+        allpin = P.get("pin") or []
+        pin = [allpin[b * n + i] if b * n + i < len(allpin) else -1 for i in range(n)]
+        free = [i for i in range(n) if pin[i] < 0]
+        x = [pin[i] if pin[i] >= 0 else uniform_id(P["seed"], g0, i, V) for i in range(n)]
         hist = [-1] * n
         stable, sc, last = 0, None, "steps"
         for s in range(N, 0, -1):
             g = g0 + (N - s + 1)
             t = P["t_min"] + (P["t_max"] - P["t_min"]) * s / N
+            if canvases is not None:
+                canvases.append((b, N - s + 1, list(x)))
             z = decode(m, c, x, sc) / t
             steps += 1
             amax, H, samp = [], [], []
@@ -267,7 +277,8 @@ def generate(m, prompt, P, trace=None):
                 nz = p[p > 0]
                 H.append(float(-(nz * np.log(nz)).sum()))
                 samp.append(gumbel_draw(zi, P["seed"], g, i))
-            order = sorted(range(n), key=lambda i: (H[i], i))
+            amax = [pin[i] if pin[i] >= 0 else amax[i] for i in range(n)]
+            order = sorted(free, key=lambda i: (H[i], i))
             cum = 0.0
             for i in order:
                 acc = cum <= P["entropy_bound"]
@@ -278,13 +289,14 @@ def generate(m, prompt, P, trace=None):
             sc = z if P["self_cond"] else None
             if trace is not None:
                 trace.append((b, N - s + 1, list(amax)))
-            if (P["stability"] == 0 or stable >= P["stability"]) and sum(H) / n < P["confidence"]:
+            meanH = sum(H[i] for i in free) / len(free) if free else 0.0
+            if (P["stability"] == 0 or stable >= P["stability"]) and meanH < P["confidence"]:
                 last = "confident"
                 break
         canvas = list(hist)
-        first = next((i for i, tok in enumerate(canvas) if tok in P["stop_ids"]), None)
+        first = next((i for i, tok in enumerate(canvas) if tok in P["stop_ids"] and pin[i] < 0), None)
         if first is not None:
-            canvas = canvas[: first + 1] + [m.pad] * (n - first - 1)
+            canvas = [tok if i <= first or pin[i] >= 0 else m.pad for i, tok in enumerate(canvas)]
             out += canvas
             hit = True
             n_text = b * n + first
