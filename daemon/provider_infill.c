@@ -67,6 +67,7 @@ typedef struct dmn__prov {
     pthread_mutex_t mu;
     dmn__event *ev_head, *ev_tail; /* guarded by mu */
     ifl_worker *worker;
+    ifl_remote_loop *rloop; /* a remote source's HTTP transfers, on this loop */
     ifl_tcache *tcache;
     dmn__pending *pending;
     dmn__sess *sessions;
@@ -933,6 +934,10 @@ lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_hos
     p->iface.configure = dmn__configure;
     p->iface.session_close = dmn__session_close;
     p->iface.ud = p;
+    /* Without it (out of memory) remote jobs transfer on the worker thread. */
+    p->rloop = ifl_remote_loop_new(loop);
+    if (p->rloop)
+        ifl_worker_set_loop(p->worker, p->rloop);
     if (cfg)
         dmn__configure(p, cfg->settings);
     if (err)
@@ -960,6 +965,11 @@ void dmn_provider_free(lsp_provider_i *iface) {
     if (!iface)
         return;
     dmn__prov *p = iface->ud;
+    /* The loop's transfers first: their jobs come back to the worker, which
+     * frees them. */
+    ifl_worker_set_loop(p->worker, NULL);
+    ifl_remote_loop_close(p->rloop);
+    p->rloop = NULL;
     ifl_worker_free(p->worker);
     p->worker = NULL;
     while (p->pending) {

@@ -341,6 +341,7 @@ typedef struct ifl_job {
     /* private */
     volatile int cancel;
     struct ifl_job *next;
+    void *handoff; /* worker.c: a remote job whose transfer runs on the loop */
 } ifl_job;
 
 typedef struct ifl_worker_cbs {

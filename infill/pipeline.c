@@ -1041,9 +1041,9 @@ base_status ifl_complete_doc(ifl_model *m, const ifl_doc_req *r, const volatile 
     return ifl_complete_doc_src(&src, r, cancel, out);
 }
 
-base_status ifl_complete_doc_src(const ifl_source_i *src, const ifl_doc_req *r,
-                                 const volatile int *cancel, ifl_doc_res *out) {
+base_status ifl_doc_prepare(const ifl_doc_req *r, ifl_doc_res *out, ifl_source_req *sr) {
     memset(out, 0, sizeof *out);
+    memset(sr, 0, sizeof *sr);
     if (!r->text || r->cursor > r->len || r->sel_end > r->len || r->sel_start > r->sel_end)
         return BASE_ERR_RANGE;
     uint64_t t0 = base_now_ns();
@@ -1083,26 +1083,43 @@ base_status ifl_complete_doc_src(const ifl_source_i *src, const ifl_doc_req *r,
     double budget_ms = deadline ? (double)(deadline - BASE_MIN(deadline, t0)) / 1e6 : 0.0;
     if (r->time_budget_ms > 0)
         budget_ms = r->time_budget_ms;
-    ifl_source_req sr = {r->text,
-                         sp->hole_start,
-                         r->text + sp->hole_end,
-                         r->len - sp->hole_end,
-                         n,
-                         cap,
-                         !sp->multiline,
-                         deadline,
-                         budget_ms,
-                         r};
-    base_status st = src->produce(src->self, &sr, cancel, out);
+    ifl_source_req s = {r->text,
+                        sp->hole_start,
+                        r->text + sp->hole_end,
+                        r->len - sp->hole_end,
+                        n,
+                        cap,
+                        !sp->multiline,
+                        deadline,
+                        budget_ms,
+                        r,
+                        t0,
+                        span_ms};
+    *sr = s;
+    return BASE_OK;
+}
+
+base_status ifl_doc_finish(const ifl_doc_req *r, ifl_doc_res *out, const ifl_source_req *sr,
+                           base_status st) {
     if (st != BASE_OK) {
         ifl_text_res_free(&out->raw);
         return st;
     }
-    out->raw.t.span_ms = span_ms;
+    out->raw.t.span_ms = sr->span_ms;
     if (!r->defer_post)
         st = ifl_doc_post(r, out, ifl__post_text, (void *)r);
-    out->raw.t.total_ms = base_ms_since(t0);
+    out->raw.t.total_ms = base_ms_since(sr->t0);
     return st;
+}
+
+base_status ifl_complete_doc_src(const ifl_source_i *src, const ifl_doc_req *r,
+                                 const volatile int *cancel, ifl_doc_res *out) {
+    ifl_source_req sr;
+    base_status st = ifl_doc_prepare(r, out, &sr);
+    if (st != BASE_OK)
+        return st;
+    st = src->produce(src->self, &sr, cancel, out);
+    return ifl_doc_finish(r, out, &sr, st);
 }
 
 base_status ifl_doc_post(const ifl_doc_req *r, ifl_doc_res *out, ifl_post_fn post, void *ud) {

@@ -2,18 +2,22 @@
  *
  * libcurl (multi interface) does HTTP and TLS; it is a kept library with
  * keep-alive, HTTP/2 and certificate checks, so none of that is hand-written.
- * The transfers run on the thread that runs the job (the engine worker) and
- * poll the job's cancel flag every IFL__POLL_MS: a superseded or cancelled
- * request removes them and closes their connections. Several candidates are
- * "n" where the API takes it, else parallel transfers on the one multi
- * handle (sharing an HTTP/2 connection where the server offers one). The
- * easy handles and the multi handle live as long as the source, so the next
- * request reuses the kept-alive connections.
+ * A request is a call (remote_call.h): built on the worker thread, its
+ * transfers run by the daemon's libuv loop (remote_loop.c) or, without one
+ * (doctor's probe), here on the calling thread over the source's own multi
+ * handle, polling the job's cancel flag every IFL__POLL_MS; then collected
+ * back on the worker. A superseded or cancelled request removes its
+ * transfers and closes their connections. Several candidates are "n" where
+ * the API takes it, else parallel transfers on one multi handle (sharing an
+ * HTTP/2 connection where the server offers one). The multi handles live as
+ * long as their owner, so the next request reuses the kept-alive
+ * connections.
  *
  * The API key is only ever put into the Authorization header; every message
  * that leaves this file passes through ifl__redact first. */
 #define _POSIX_C_SOURCE 200809L
 #include "flag.h"
+#include "remote_call.h"
 #include "source.h"
 
 #include <curl/curl.h>
@@ -39,7 +43,6 @@ struct ifl_remote {
     CURL *easy[IFL__MAX_XFER];
     struct curl_slist *hdrs;
     char *endpoint;
-    char errbuf[IFL__MAX_XFER][CURL_ERROR_SIZE];
     long http_version; /* CURLINFO_HTTP_VERSION of the last finished transfer */
 };
 
@@ -420,7 +423,6 @@ ifl_remote *ifl_remote_new(ifl_remote_cfg *cfg) {
     if (strncmp(r->cfg.url, "https:", 6) == 0)
         curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf[0]);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "infilld");
     curl_multi_setopt(r->multi, CURLMOPT_MAXCONNECTS, (long)IFL__MAX_XFER);
     return r;
@@ -428,11 +430,8 @@ ifl_remote *ifl_remote_new(ifl_remote_cfg *cfg) {
 
 /* The i-th transfer's handle, a copy of the first (NULL on OOM). */
 static CURL *ifl__easy(ifl_remote *r, int i) {
-    if (!r->easy[i]) {
+    if (!r->easy[i])
         r->easy[i] = curl_easy_duphandle(r->easy[0]);
-        if (r->easy[i])
-            curl_easy_setopt(r->easy[i], CURLOPT_ERRORBUFFER, r->errbuf[i]);
-    }
     return r->easy[i];
 }
 
@@ -657,7 +656,24 @@ typedef struct ifl__xfer {
     long tmo, code;
     base_status st;
     char msg[256];
+    char errbuf[CURL_ERROR_SIZE];
 } ifl__xfer;
+
+/* One request in flight: its transfers (one per candidate where the API
+ * has no "n") and what their answers are collected against. */
+struct ifl_remote_call {
+    ifl_remote *r;
+    ifl_source_req sr;
+    const volatile int *cancel;
+    size_t pre_off, suf_len;
+    int max_tokens, n_x;
+    bool own_easy; /* its handles are its own (the loop's), not the source's */
+    char *json;
+    ifl__xfer *xs;
+    base_status st; /* ERR_CANCELLED once the loop dropped its transfers */
+    long http_version;
+    uint64_t t0;
+};
 
 static size_t ifl__read(char *buf, size_t sz, size_t n, void *ud) {
     ifl__xfer *x = ud;
@@ -682,14 +698,16 @@ static int ifl__seek(void *ud, curl_off_t off, int origin) {
 
 /* A finished transfer: its status and message, or true to try it again
  * (only a connection that failed before anything was sent). */
-static bool ifl__settle(ifl_remote *r, ifl__xfer *x, CURLcode res, const volatile int *cancel) {
+static bool ifl__settle(ifl_remote_call *c, ifl__xfer *x, CURLcode res) {
+    ifl_remote *r = c->r;
+    const volatile int *cancel = c->cancel;
     ifl__body *body = &x->body;
     CURL *e = x->e;
-    char *eb = r->errbuf[body->slot];
+    char *eb = x->errbuf;
     char *msg = x->msg;
     size_t cap = sizeof x->msg;
     long tmo = x->tmo;
-    curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &r->http_version);
+    curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &c->http_version);
     x->st = BASE_OK;
     if (body->bad) {
         snprintf(msg, cap, "%s", body->why);
@@ -772,27 +790,54 @@ static bool ifl__settle(ifl_remote *r, ifl__xfer *x, CURLcode res, const volatil
     return false;
 }
 
-/* Runs the n transfers at once on the multi handle until each has finished
- * (x[i].st, x[i].msg). BASE_ERR_CANCELLED when the flag was set (polled
- * every IFL__POLL_MS): every unfinished transfer is removed and its
- * connection closed. */
-static base_status ifl__post(ifl_remote *r, const char *json, ifl__xfer *xs, int n,
-                             const volatile int *cancel, uint64_t deadline_ns) {
-    for (int i = 0; i < n; i++) {
-        CURL *e = xs[i].e;
-        xs[i].req = json;
-        xs[i].req_len = strlen(json);
-        /* The body through a read callback (not POSTFIELDS) so that a resend
-         * of it can be refused (ifl__seek). */
-        curl_easy_setopt(e, CURLOPT_POST, 1L);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)xs[i].req_len);
-        curl_easy_setopt(e, CURLOPT_READFUNCTION, ifl__read);
-        curl_easy_setopt(e, CURLOPT_READDATA, &xs[i]);
-        curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, ifl__seek);
-        curl_easy_setopt(e, CURLOPT_SEEKDATA, &xs[i]);
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, ifl__write);
-        curl_easy_setopt(e, CURLOPT_WRITEDATA, &xs[i].body);
+int ifl_remote_call_xfers(const ifl_remote_call *c) { return c->n_x; }
+CURL *ifl_remote_call_easy(ifl_remote_call *c, int i) { return c->xs[i].e; }
+const volatile int *ifl_remote_call_cancel(const ifl_remote_call *c) { return c->cancel; }
+uint64_t ifl_remote_call_start_at(const ifl_remote_call *c, int i) { return c->xs[i].start_at; }
+void ifl_remote_call_cancelled(ifl_remote_call *c) { c->st = BASE_ERR_CANCELLED; }
+
+void ifl_remote_call_fail(ifl_remote_call *c, int i, const char *msg) {
+    snprintf(c->xs[i].msg, sizeof c->xs[i].msg, "remote: %s", msg);
+    c->xs[i].st = BASE_ERR_IO;
+}
+
+bool ifl_remote_call_arm(ifl_remote_call *c, int i) {
+    ifl__xfer *x = &c->xs[i];
+    long tmo = c->r->cfg.timeout_ms;
+    uint64_t deadline_ns = c->sr.deadline_ns, now = base_now_ns();
+    if (deadline_ns) {
+        long left = now >= deadline_ns ? 0 : (long)((deadline_ns - now) / 1000000u);
+        if (left <= 0) {
+            snprintf(x->msg, sizeof x->msg, "remote: the request's time budget ran out");
+            x->st = BASE_ERR_TIMEOUT;
+            return false;
+        }
+        tmo = BASE_MIN(tmo, left);
     }
+    x->tmo = tmo;
+    curl_easy_setopt(x->e, CURLOPT_TIMEOUT_MS, tmo);
+    curl_easy_setopt(x->e, CURLOPT_CONNECTTIMEOUT_MS, tmo);
+    ifl__body_reset(&x->body);
+    x->req_off = 0;
+    x->resend_refused = false;
+    x->errbuf[0] = 0;
+    return true;
+}
+
+bool ifl_remote_call_settle(ifl_remote_call *c, int i, CURLcode res) {
+    return ifl__settle(c, &c->xs[i], res);
+}
+
+/* Runs the call's transfers at once on the source's own multi handle until
+ * each has finished (x[i].st, x[i].msg): the path without a loop (doctor's
+ * probe, a worker with no loop). BASE_ERR_CANCELLED when the flag was set
+ * (polled every IFL__POLL_MS): every unfinished transfer is removed and its
+ * connection closed. */
+static base_status ifl__post(ifl_remote_call *c) {
+    ifl_remote *r = c->r;
+    ifl__xfer *xs = c->xs;
+    int n = c->n_x;
+    const volatile int *cancel = c->cancel;
     base_status st = BASE_OK;
     for (;;) {
         uint64_t now = base_now_ns(), next = 0;
@@ -806,27 +851,12 @@ static base_status ifl__post(ifl_remote *r, const char *json, ifl__xfer *xs, int
                 next = next && next < x->start_at ? next : x->start_at;
                 continue;
             }
-            long tmo = r->cfg.timeout_ms;
-            if (deadline_ns) {
-                long left = now >= deadline_ns ? 0 : (long)((deadline_ns - now) / 1000000u);
-                if (left <= 0) {
-                    snprintf(x->msg, sizeof x->msg, "remote: the request's time budget ran out");
-                    x->st = BASE_ERR_TIMEOUT;
-                    x->finished = true;
-                    continue;
-                }
-                tmo = BASE_MIN(tmo, left);
+            if (!ifl_remote_call_arm(c, i)) {
+                x->finished = true;
+                continue;
             }
-            x->tmo = tmo;
-            curl_easy_setopt(x->e, CURLOPT_TIMEOUT_MS, tmo);
-            curl_easy_setopt(x->e, CURLOPT_CONNECTTIMEOUT_MS, tmo);
-            ifl__body_reset(&x->body);
-            x->req_off = 0;
-            x->resend_refused = false;
-            r->errbuf[x->body.slot][0] = 0;
             if (curl_multi_add_handle(r->multi, x->e) != CURLM_OK) {
-                snprintf(x->msg, sizeof x->msg, "remote: cannot start the transfer");
-                x->st = BASE_ERR_IO;
+                ifl_remote_call_fail(c, i, "cannot start the transfer");
                 x->finished = true;
                 continue;
             }
@@ -863,7 +893,7 @@ static base_status ifl__post(ifl_remote *r, const char *json, ifl__xfer *xs, int
                 CURLcode res = m->data.result;
                 curl_multi_remove_handle(r->multi, x->e);
                 x->running = false;
-                x->finished = !ifl__settle(r, x, res, cancel);
+                x->finished = !ifl__settle(c, x, res);
                 progressed = true;
                 break;
             }
@@ -1210,46 +1240,65 @@ static int ifl__cand_cmp(const void *a, const void *b) {
     return x->order - y->order;
 }
 
-static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
-                                       const volatile int *cancel, ifl_doc_res *out) {
-    ifl_remote *r = self;
-    uint64_t t0 = base_now_ns();
-    size_t pre_off, suf_len;
-    ifl__cut_context(r, sr, &pre_off, &suf_len);
+void ifl_remote_call_free(ifl_remote_call *c) {
+    if (!c)
+        return;
+    for (int i = 0; i < c->n_x; i++) {
+        ifl__body_deinit(&c->xs[i].body);
+        if (c->own_easy && c->xs[i].e)
+            curl_easy_cleanup(c->xs[i].e);
+    }
+    free(c->xs);
+    free(c->json);
+    free(c);
+}
+
+base_status ifl_remote_call_new(ifl_remote *r, const ifl_source_req *sr, const volatile int *cancel,
+                                bool own_easy, ifl_remote_call **out, ifl_doc_res *res) {
+    *out = NULL;
+    ifl_remote_call *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(res->error, sizeof res->error, "remote: out of memory");
+        return BASE_ERR_NOMEM;
+    }
+    c->r = r;
+    c->sr = *sr;
+    c->cancel = cancel;
+    c->own_easy = own_easy;
+    c->t0 = base_now_ns();
+    ifl__cut_context(r, sr, &c->pre_off, &c->suf_len);
     /* maxTokens, when set, replaces the span's size (the span's is counted in
      * the local model's tokens, a fair guess for another tokenizer). */
-    int max_tokens = r->cfg.max_tokens > 0 ? r->cfg.max_tokens
-                     : sr->n_hole_cap > 0  ? sr->n_hole_cap
-                                           : 64;
+    c->max_tokens = r->cfg.max_tokens > 0 ? r->cfg.max_tokens
+                    : sr->n_hole_cap > 0  ? sr->n_hole_cap
+                                          : 64;
     /* The pipeline's candidate count: "n" where the API takes it, else as
      * many requests at once. */
     int want =
         sr->doc && sr->doc->candidates > 1 ? BASE_MIN(sr->doc->candidates, IFL__MAX_XFER) : 1;
     bool via_n = ifl__takes_n(r->cfg.api);
     int n_x = via_n ? 1 : want;
-    char *json = ifl__request_json(r, sr, pre_off, suf_len, max_tokens, via_n ? want : 0, want);
-    if (!json) {
-        snprintf(out->error, sizeof out->error,
+    c->json =
+        ifl__request_json(r, sr, c->pre_off, c->suf_len, c->max_tokens, via_n ? want : 0, want);
+    if (!c->json) {
+        free(c);
+        snprintf(res->error, sizeof res->error,
                  "remote: the document is not valid UTF-8 and cannot be sent as JSON");
         return BASE_ERR_PARSE;
     }
-    ifl__xfer *xs = calloc((size_t)n_x, sizeof *xs);
-    ifl__cand *cs = calloc(ENG_DIFF_MAX_CANDIDATES, sizeof *cs);
-    if (!xs || !cs) {
-        free(json);
-        free(xs);
-        free(cs);
-        snprintf(out->error, sizeof out->error, "remote: out of memory");
+    c->xs = calloc((size_t)n_x, sizeof *c->xs);
+    if (!c->xs) {
+        ifl_remote_call_free(c);
+        snprintf(res->error, sizeof res->error, "remote: out of memory");
         return BASE_ERR_NOMEM;
     }
-    int n_ok = 0;
+    size_t req_len = strlen(c->json);
     for (int i = 0; i < n_x; i++) {
-        ifl__xfer *x = &xs[i];
-        x->e = ifl__easy(r, i);
-        if (!x->e) {
-            n_x = i; /* out of handles: fewer parallel candidates */
-            break;
-        }
+        ifl__xfer *x = &c->xs[i];
+        x->e = own_easy ? curl_easy_duphandle(r->easy[0]) : ifl__easy(r, i);
+        if (!x->e)
+            break; /* out of handles: fewer parallel candidates */
+        c->n_x = i + 1;
         ifl__body *b = &x->body;
         base_buf_init(&b->buf);
         base_buf_init(&b->line);
@@ -1260,18 +1309,51 @@ static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
         b->r = r;
         b->easy = x->e;
         b->slot = i;
-        b->sr = sr;
-        b->pre_off = pre_off;
-        b->suf_len = suf_len;
-        b->max_tokens = max_tokens;
+        b->sr = &c->sr;
+        b->pre_off = c->pre_off;
+        b->suf_len = c->suf_len;
+        b->max_tokens = c->max_tokens;
         b->stream = r->cfg.stream;
+        CURL *e = x->e;
+        x->req = c->json;
+        x->req_len = req_len;
+        /* The body through a read callback (not POSTFIELDS) so that a resend
+         * of it can be refused (ifl__seek). */
+        curl_easy_setopt(e, CURLOPT_POST, 1L);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->req_len);
+        curl_easy_setopt(e, CURLOPT_READFUNCTION, ifl__read);
+        curl_easy_setopt(e, CURLOPT_READDATA, x);
+        curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, ifl__seek);
+        curl_easy_setopt(e, CURLOPT_SEEKDATA, x);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, ifl__write);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, &x->body);
+        curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+        curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)c);
     }
-    base_status st =
-        n_x > 0 ? ifl__post(r, json, xs, n_x, cancel, sr->deadline_ns) : BASE_ERR_NOMEM;
-    free(json);
+    if (c->n_x == 0) {
+        ifl_remote_call_free(c);
+        snprintf(res->error, sizeof res->error, "remote: out of memory");
+        return BASE_ERR_NOMEM;
+    }
+    *out = c;
+    return BASE_OK;
+}
+
+base_status ifl_remote_call_finish(ifl_remote_call *c, ifl_doc_res *out) {
+    ifl_remote *r = c->r;
+    const ifl_source_req *sr = &c->sr;
+    size_t pre_off = c->pre_off, suf_len = c->suf_len;
+    int n_x = c->n_x;
+    ifl__xfer *xs = c->xs;
+    base_status st = c->st;
+    if (c->http_version)
+        r->http_version = c->http_version;
+    ifl__cand *cs = calloc(ENG_DIFF_MAX_CANDIDATES, sizeof *cs);
+    if (!cs && st == BASE_OK)
+        st = BASE_ERR_NOMEM;
     out->raw.prefix_cut = pre_off;
     out->raw.suffix_cut = sr->suffix_len - suf_len;
-    int nc = 0;
+    int nc = 0, n_ok = 0;
     const ifl__xfer *failed = NULL;
     for (int i = 0; st == BASE_OK && i < n_x; i++) {
         ifl__xfer *x = &xs[i];
@@ -1306,21 +1388,18 @@ static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
                       memcmp(out->raw.cand[k].text, cs[i].text, cs[i].len) == 0;
             if (dup)
                 continue; /* the same text twice is one candidate */
-            ifl_text_cand *c = &out->raw.cand[out->raw.n_cand];
-            c->text = cs[i].text;
-            c->len = cs[i].len;
-            c->mean_conf = cs[i].conf; /* -1: the API reports none */
-            c->index = out->raw.n_cand;
+            ifl_text_cand *tc = &out->raw.cand[out->raw.n_cand];
+            tc->text = cs[i].text;
+            tc->len = cs[i].len;
+            tc->mean_conf = cs[i].conf; /* -1: the API reports none */
+            tc->index = out->raw.n_cand;
             out->raw.n_cand++;
             cs[i].text = NULL;
         }
     }
-    for (int i = 0; i < nc; i++)
+    for (int i = 0; cs && i < nc; i++)
         free(cs[i].text);
     free(cs);
-    for (int i = 0; i < n_x; i++)
-        ifl__body_deinit(&xs[i].body);
-    free(xs);
     if (st != BASE_OK && st != BASE_ERR_CANCELLED) {
         if (!msg[0])
             snprintf(msg, sizeof msg, "remote: %s", base_status_str(st));
@@ -1329,9 +1408,20 @@ static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
         BASE_LOGW("remote", "%s", out->error);
     }
     out->runs = 1;
-    out->n_hole = max_tokens;
-    out->raw.t.diffuse_ms = base_ms_since(t0);
+    out->n_hole = c->max_tokens;
+    out->raw.t.diffuse_ms = base_ms_since(c->t0);
+    ifl_remote_call_free(c);
     return st;
+}
+
+static base_status ifl__remote_produce(void *self, const ifl_source_req *sr,
+                                       const volatile int *cancel, ifl_doc_res *out) {
+    ifl_remote_call *c = NULL;
+    base_status st = ifl_remote_call_new(self, sr, cancel, false, &c, out);
+    if (st != BASE_OK)
+        return st;
+    c->st = ifl__post(c);
+    return ifl_remote_call_finish(c, out);
 }
 
 ifl_source_i ifl_source_remote(ifl_remote *r) {
@@ -1344,7 +1434,7 @@ base_status ifl_remote_probe(ifl_remote *r, char *msg, size_t cap) {
     ifl_doc_req_default(&d);
     static const char pre[] = "def add(a, b):\n    return ";
     static const char suf[] = "\n";
-    ifl_source_req sr = {pre, sizeof pre - 1, suf, sizeof suf - 1, 4, 4, true, 0, 0.0, &d};
+    ifl_source_req sr = {pre, sizeof pre - 1, suf, sizeof suf - 1, 4, 4, true, 0, 0.0, &d, 0, 0.0};
     ifl_doc_res res;
     memset(&res, 0, sizeof res);
     uint64_t t0 = base_now_ns();

@@ -26,6 +26,8 @@ typedef struct ifl_source_req {
     uint64_t deadline_ns;
     double budget_ms;
     const ifl_doc_req *doc; /* the whole request (candidates, seed, steps, budgets) */
+    uint64_t t0;            /* when the pipeline started (ifl_doc_prepare) */
+    double span_ms;
 } ifl_source_req;
 
 typedef struct ifl_source_i {
@@ -44,6 +46,13 @@ ifl_source_i ifl_source_local(ifl_model *m);
 /* The document pipeline on any source: span → source → post-processing. */
 base_status ifl_complete_doc_src(const ifl_source_i *src, const ifl_doc_req *r,
                                  const volatile int *cancel, ifl_doc_res *out);
+/* Its two halves, for a source whose candidates come later (the remote
+ * source on the loop): prepare locates the span and fills *sr (which points
+ * into r->text); finish takes what the source produced (st, out->raw) and
+ * post-processes it. ifl_complete_doc_src = prepare, produce, finish. */
+base_status ifl_doc_prepare(const ifl_doc_req *r, ifl_doc_res *out, ifl_source_req *sr);
+base_status ifl_doc_finish(const ifl_doc_req *r, ifl_doc_res *out, const ifl_source_req *sr,
+                           base_status produced);
 
 /* ---- the remote source ------------------------------------------------------------- */
 
@@ -119,6 +128,34 @@ typedef struct ifl_remote ifl_remote;
 /* Takes ownership of cfg's members. NULL on OOM. Used by one thread at a time. */
 ifl_remote *ifl_remote_new(ifl_remote_cfg *cfg);
 void ifl_remote_free(ifl_remote *r);
+
+/* ---- the remote source on the daemon's libuv loop (remote_loop.c) ----------------- */
+
+/* One request's transfers (remote_call.h). */
+typedef struct ifl_remote_call ifl_remote_call;
+/* Runs calls on a libuv loop with libcurl's multi-socket interface: a
+ * uv_poll_t per socket, one uv_timer_t for libcurl's timeouts, one for
+ * retry backoff. Every function but submit and kick is for the loop's
+ * thread. */
+typedef struct ifl_remote_loop ifl_remote_loop;
+struct uv_loop_s;
+/* A call's transfers have all ended (or were dropped when its cancel flag
+ * was set: then ifl_remote_call_finish says ERR_CANCELLED); on the loop's
+ * thread. The receiver owns c. */
+typedef void (*ifl_remote_done_fn)(void *ud, ifl_remote_call *c);
+ifl_remote_loop *ifl_remote_loop_new(struct uv_loop_s *loop);
+/* Drops every call (their done callbacks run, here), closes the handles
+ * and frees rl once they are closed. NULL-safe. */
+void ifl_remote_loop_close(ifl_remote_loop *rl);
+/* Any thread: hands c to the loop; false (c still the caller's) after close. */
+bool ifl_remote_loop_submit(ifl_remote_loop *rl, ifl_remote_call *c, ifl_remote_done_fn done,
+                            void *ud);
+/* Any thread: a call's cancel flag was set; the loop drops it next iteration
+ * (the loop's own thread needs no kick: a check handle looks every iteration). */
+void ifl_remote_loop_kick(ifl_remote_loop *rl);
+/* Remote jobs then run their transfers on rl, several at once; NULL: back to
+ * the blocking transfer on the worker thread. Set before jobs are submitted. */
+void ifl_worker_set_loop(ifl_worker *w, ifl_remote_loop *rl);
 ifl_source_i ifl_source_remote(ifl_remote *r);
 const ifl_remote_cfg *ifl_remote_config(const ifl_remote *r);
 /* Doctor: one small request; writes what was found (HTTP status, latency,

@@ -1,9 +1,17 @@
 /* The engine worker: one thread owns the model. Jobs are taken newest first;
  * a newer job of the same group supersedes older ones (dropped when queued,
- * cancelled at the next denoising step when running). */
+ * cancelled at the next denoising step when running).
+ *
+ * With a remote source and a loop (ifl_worker_set_loop), a job is split:
+ * the worker locates the span and builds the request, the daemon's libuv
+ * loop runs the HTTP transfer (remote_loop.c), and the job comes back here
+ * for post-processing and validation (tree-sitter stays off the loop). So
+ * several remote jobs are in flight at once; a superseded or cancelled one
+ * is dropped by the loop, its connection closed. */
 #define _POSIX_C_SOURCE 200809L
 #include "flag.h"
 #include "infill.h"
+#include "remote_call.h"
 #include "source.h"
 
 #include <pthread.h>
@@ -26,7 +34,23 @@ struct ifl_worker {
     ifl_remote_cfg *load_remote; /* set: switch to this remote source instead */
     ifl_model *model;
     ifl_remote *remote; /* the remote source, when one replaces the model */
+    ifl_remote_loop *rl;
+    ifl_job *inflight;  /* transfers on the loop (linked by next) */
+    ifl_job *finishing; /* back from the loop, to post-process */
 };
+
+typedef struct ifl__pctx {
+    ifl_worker *w;
+    ifl_job *job;
+} ifl__pctx;
+
+/* A remote job while its transfer runs on the loop. */
+typedef struct ifl__handoff {
+    ifl__pctx pc;
+    ifl_source_req sr;
+    ifl_remote_call *call;
+    uint64_t t0;
+} ifl__handoff;
 
 static void ifl__free_remote_cfg(ifl_remote_cfg *c) {
     ifl_remote_cfg_free(c);
@@ -41,6 +65,11 @@ void ifl_job_free(ifl_job *j) {
     if (!j)
         return;
     ifl_doc_res_free(&j->res);
+    ifl__handoff *h = j->handoff;
+    if (h) {
+        ifl_remote_call_free(h->call);
+        free(h);
+    }
     free((char *)j->req.text);
     free((char *)j->req.input_extra);
     free(j);
@@ -90,11 +119,6 @@ static void ifl__do_load(ifl_worker *w, char *dir, ifl_remote_cfg *rc) {
     free(dir);
 }
 
-typedef struct ifl__pctx {
-    ifl_worker *w;
-    ifl_job *job;
-} ifl__pctx;
-
 static void ifl__job_partial(void *ud, const char *text, size_t len, int step, int steps) {
     ifl__pctx *pc = ud;
     if (pc->w->cbs.partial && !base_flag_get(&pc->job->cancel))
@@ -121,16 +145,123 @@ static bool ifl__model_lost(ifl_worker *w) {
     return true;
 }
 
+/* Sets every in-flight job's cancel flag (a reload, shutdown) and has the
+ * loop look. Under w->mu. */
+static void ifl__cancel_inflight(ifl_worker *w) {
+    for (ifl_job *j = w->inflight; j; j = j->next)
+        base_flag_set(&j->cancel, 1);
+    if (w->inflight && w->rl)
+        ifl_remote_loop_kick(w->rl);
+}
+
+/* The loop's thread: a job's transfer is over; back to the worker. */
+static void ifl__resumed(void *ud, ifl_remote_call *c) {
+    ifl_job *j = ud;
+    ifl__handoff *h = j->handoff;
+    ifl_worker *w = h->pc.w;
+    h->call = c;
+    pthread_mutex_lock(&w->mu);
+    for (ifl_job **pp = &w->inflight; *pp; pp = &(*pp)->next)
+        if (*pp == j) {
+            *pp = j->next;
+            break;
+        }
+    j->next = w->finishing;
+    w->finishing = j;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Starts j's transfer on the loop: true when handed off (j is then the
+ * loop's until ifl__resumed); false with j->status set when it ended here,
+ * or when there is no loop to take it (j->status BASE_ERR_UNSUPPORTED). */
+static bool ifl__hand_off(ifl_worker *w, ifl_job *j) {
+    pthread_mutex_lock(&w->mu);
+    bool loop = w->rl != NULL;
+    pthread_mutex_unlock(&w->mu);
+    if (!loop) {
+        j->status = BASE_ERR_UNSUPPORTED;
+        return false;
+    }
+    ifl__handoff *h = calloc(1, sizeof *h);
+    if (!h) {
+        j->status = BASE_ERR_NOMEM;
+        return false;
+    }
+    h->pc.w = w;
+    h->pc.job = j;
+    h->t0 = base_now_ns();
+    j->req.partial = NULL;
+    if (j->req.want_partial) {
+        j->req.partial = ifl__job_partial;
+        j->req.partial_ud = &h->pc;
+    }
+    base_status st = ifl_doc_prepare(&j->req, &j->res, &h->sr);
+    ifl_remote_call *c = NULL;
+    if (st == BASE_OK)
+        st = ifl_remote_call_new(w->remote, &h->sr, &j->cancel, true, &c, &j->res);
+    if (st != BASE_OK) {
+        free(h);
+        j->req.partial = NULL;
+        j->status = st;
+        return false;
+    }
+    j->handoff = h;
+    pthread_mutex_lock(&w->mu);
+    bool ok = w->rl && ifl_remote_loop_submit(w->rl, c, ifl__resumed, j);
+    if (ok) {
+        j->next = w->inflight;
+        w->inflight = j;
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (!ok) {
+        ifl_remote_call_free(c);
+        j->handoff = NULL;
+        free(h);
+        j->req.partial = NULL;
+        j->status = BASE_ERR_UNSUPPORTED;
+    }
+    return ok;
+}
+
+/* A job back from the loop: its candidates, post-processed here. */
+static void ifl__finish(ifl_worker *w, ifl_job *j) {
+    ifl__handoff *h = j->handoff;
+    j->handoff = NULL;
+    base_status st = ifl_remote_call_finish(h->call, &j->res);
+    j->status = ifl_doc_finish(&j->req, &j->res, &h->sr, st);
+    j->req.partial = NULL;
+    if (j->status == BASE_ERR_CANCELLED && base_flag_get(&j->cancel) == 2)
+        j->status = BASE_ERR_SUPERSEDED;
+    j->latency_ms = base_ms_since(
+        j->req.received_ns && j->req.received_ns < h->t0 ? j->req.received_ns : h->t0);
+    free(h);
+    if (w->cbs.done)
+        w->cbs.done(w->cbs.ud, j);
+    else
+        ifl_job_free(j);
+}
+
 static void *ifl__worker_main(void *arg) {
     ifl_worker *w = arg;
     bool busy = false; /* "busy" reported, "ready" not yet */
     pthread_mutex_lock(&w->mu);
     for (;;) {
-        while (!w->stop && !w->load_pending && !w->queue)
+        /* A load waits for the transfers on the loop to come back (they
+         * were cancelled): they use the source it replaces. */
+        while (!w->stop && !w->finishing && !(w->load_pending && !w->inflight) &&
+               !(w->queue && !w->load_pending))
             pthread_cond_wait(&w->cv, &w->mu);
         if (w->stop)
             break;
-        if (w->load_pending) {
+        if (w->finishing) {
+            ifl_job *j = w->finishing;
+            w->finishing = j->next;
+            j->next = NULL;
+            pthread_mutex_unlock(&w->mu);
+            ifl__finish(w, j);
+            pthread_mutex_lock(&w->mu);
+        } else if (w->load_pending) {
             char *dir = w->load_dir;
             ifl_remote_cfg *rc = w->load_remote;
             w->load_dir = NULL;
@@ -141,59 +272,66 @@ static void *ifl__worker_main(void *arg) {
             ifl__do_load(w, dir, rc);
             pthread_mutex_lock(&w->mu);
             continue;
-        }
-        ifl_job *j = w->queue;
-        w->queue = j->next;
-        j->next = NULL;
-        w->running = j;
-        pthread_mutex_unlock(&w->mu);
-        uint64_t t0 = base_now_ns();
-        bool have = w->model || w->remote;
-        bool run = !base_flag_get(&j->cancel) && have;
-        if (run && !busy && w->cbs.state) {
-            busy = true;
-            w->cbs.state(w->cbs.ud, "busy", NULL, 0, 0);
-        }
-        int cancel = base_flag_get(&j->cancel);
-        if (cancel) {
-            j->status = cancel == 2 ? BASE_ERR_SUPERSEDED : BASE_ERR_CANCELLED;
-        } else if (!have) {
-            j->status = BASE_ERR_STATE;
         } else {
-            ifl__pctx pc = {w, j};
-            j->req.partial = NULL;
-            if (j->req.want_partial) {
-                j->req.partial = ifl__job_partial;
-                j->req.partial_ud = &pc;
+            ifl_job *j = w->queue;
+            w->queue = j->next;
+            j->next = NULL;
+            w->running = j;
+            pthread_mutex_unlock(&w->mu);
+            uint64_t t0 = base_now_ns();
+            bool have = w->model || w->remote;
+            bool run = !base_flag_get(&j->cancel) && have;
+            if (run && !busy && w->cbs.state) {
+                busy = true;
+                w->cbs.state(w->cbs.ud, "busy", NULL, 0, 0);
             }
-            if (w->remote) {
-                ifl_source_i src = ifl_source_remote(w->remote);
-                j->status = ifl_complete_doc_src(&src, &j->req, &j->cancel, &j->res);
+            int cancel = base_flag_get(&j->cancel);
+            bool handed = false;
+            if (cancel) {
+                j->status = cancel == 2 ? BASE_ERR_SUPERSEDED : BASE_ERR_CANCELLED;
+            } else if (!have) {
+                j->status = BASE_ERR_STATE;
+            } else if (w->remote &&
+                       ((handed = ifl__hand_off(w, j)) || j->status != BASE_ERR_UNSUPPORTED)) {
+                /* On the loop now, or it ended here (a bad range, out of memory). */
             } else {
-                j->status = ifl_model_damaged(w->model)
-                                ? BASE_ERR_IO
-                                : ifl_complete_doc(w->model, &j->req, &j->cancel, &j->res);
+                ifl__pctx pc = {w, j};
+                j->req.partial = NULL;
+                if (j->req.want_partial) {
+                    j->req.partial = ifl__job_partial;
+                    j->req.partial_ud = &pc;
+                }
+                if (w->remote) {
+                    ifl_source_i src = ifl_source_remote(w->remote);
+                    j->status = ifl_complete_doc_src(&src, &j->req, &j->cancel, &j->res);
+                } else {
+                    j->status = ifl_model_damaged(w->model)
+                                    ? BASE_ERR_IO
+                                    : ifl_complete_doc(w->model, &j->req, &j->cancel, &j->res);
+                }
+                j->req.partial = NULL;
+                if (j->status == BASE_ERR_CANCELLED && base_flag_get(&j->cancel) == 2)
+                    j->status = BASE_ERR_SUPERSEDED;
+                if (ifl__model_lost(w)) {
+                    j->status = BASE_ERR_IO;
+                    ifl_doc_res_free(&j->res);
+                    busy = false;
+                }
             }
-            j->req.partial = NULL;
-            if (j->status == BASE_ERR_CANCELLED && base_flag_get(&j->cancel) == 2)
-                j->status = BASE_ERR_SUPERSEDED;
-            if (ifl__model_lost(w)) {
-                j->status = BASE_ERR_IO;
-                ifl_doc_res_free(&j->res);
-                busy = false;
+            pthread_mutex_lock(&w->mu);
+            w->running = NULL;
+            pthread_mutex_unlock(&w->mu);
+            if (!handed) {
+                /* From when the daemon received the request: what the user waits. */
+                j->latency_ms = base_ms_since(
+                    j->req.received_ns && j->req.received_ns < t0 ? j->req.received_ns : t0);
+                if (w->cbs.done)
+                    w->cbs.done(w->cbs.ud, j);
+                else
+                    ifl_job_free(j);
             }
+            pthread_mutex_lock(&w->mu);
         }
-        /* From when the daemon received the request: what the user waits. */
-        j->latency_ms =
-            base_ms_since(j->req.received_ns && j->req.received_ns < t0 ? j->req.received_ns : t0);
-        pthread_mutex_lock(&w->mu);
-        w->running = NULL;
-        pthread_mutex_unlock(&w->mu);
-        if (w->cbs.done)
-            w->cbs.done(w->cbs.ud, j);
-        else
-            ifl_job_free(j);
-        pthread_mutex_lock(&w->mu);
         /* Idle with a cost model that refuses everything: measure it again
          * (a request arriving meanwhile waits for it, at most measure_ms). */
         if (!w->queue && !w->load_pending && w->model && ifl_model_cost_starved(w->model)) {
@@ -204,7 +342,8 @@ static void *ifl__worker_main(void *arg) {
             pthread_mutex_lock(&w->mu);
         }
         /* Back to ready once nothing waits (a load reports its own state). */
-        if (busy && !w->queue && !w->load_pending && (w->model || w->remote)) {
+        if (busy && !w->queue && !w->inflight && !w->finishing && !w->load_pending &&
+            (w->model || w->remote)) {
             busy = false;
             pthread_mutex_unlock(&w->mu);
             if (w->cbs.state)
@@ -214,6 +353,12 @@ static void *ifl__worker_main(void *arg) {
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;
+}
+
+void ifl_worker_set_loop(ifl_worker *w, ifl_remote_loop *rl) {
+    pthread_mutex_lock(&w->mu);
+    w->rl = rl;
+    pthread_mutex_unlock(&w->mu);
 }
 
 ifl_worker *ifl_worker_new(const ifl_worker_cbs *cbs, const ifl_model_opts *o) {
@@ -244,12 +389,20 @@ void ifl_worker_free(ifl_worker *w) {
     w->stop = true;
     if (w->running)
         base_flag_set(&w->running->cancel, 1);
+    ifl__cancel_inflight(w);
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
     while (w->queue) {
         ifl_job *j = w->queue;
         w->queue = j->next;
+        ifl_job_free(j);
+    }
+    /* The loop was closed first (ifl_remote_loop_close), so every job it
+     * had came back here. */
+    while (w->finishing) {
+        ifl_job *j = w->finishing;
+        w->finishing = j->next;
         ifl_job_free(j);
     }
     free(w->load_dir);
@@ -276,6 +429,7 @@ void ifl_worker_load_remote(ifl_worker *w, ifl_remote_cfg *cfg) {
     w->load_pending = true;
     if (w->running)
         base_flag_set(&w->running->cancel, 1);
+    ifl__cancel_inflight(w);
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
@@ -290,6 +444,7 @@ void ifl_worker_load(ifl_worker *w, const char *dir) {
     w->load_pending = true;
     if (w->running)
         base_flag_set(&w->running->cancel, 1);
+    ifl__cancel_inflight(w);
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
@@ -328,6 +483,14 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
     }
     if (w->running && w->running->group == group)
         base_flag_set(&w->running->cancel, 2);
+    bool kick = false;
+    for (ifl_job *q = w->inflight; q; q = q->next)
+        if (q->group == group) {
+            base_flag_set(&q->cancel, 2);
+            kick = true;
+        }
+    if (kick && w->rl)
+        ifl_remote_loop_kick(w->rl);
     j->next = w->queue;
     w->queue = j;
     pthread_cond_signal(&w->cv);
@@ -351,6 +514,12 @@ void ifl_worker_cancel(ifl_worker *w, uint64_t id) {
     pthread_mutex_lock(&w->mu);
     if (w->running && w->running->id == id)
         base_flag_set(&w->running->cancel, 1);
+    for (ifl_job *q = w->inflight; q; q = q->next)
+        if (q->id == id) {
+            base_flag_set(&q->cancel, 1);
+            if (w->rl)
+                ifl_remote_loop_kick(w->rl);
+        }
     for (ifl_job **pp = &w->queue; *pp; pp = &(*pp)->next) {
         if ((*pp)->id == id) {
             found = *pp;

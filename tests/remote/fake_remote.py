@@ -9,7 +9,9 @@ ok (default; the fixture's response, byte for byte), slow (answers after 5 s,
 logging when the client closes the connection first), drop (closes the
 connection without an answer), 401 (echoes the Authorization header in the
 error, to prove the daemon redacts it), 429, 500, badjson, huge (2 MiB);
-chatprose (openai-chat: the fixture's "prose" answer). A request with
+chatprose (openai-chat: the fixture's "prose" answer); hold (answers after
+0.8 s, logging "answered" when it does: several requests in flight at once
+overlap at the server). A request with
 "stream": true is answered with the fixture's "stream" events as
 server-sent events (chunked), under the scenarios ok, streamdrop (the
 connection closes after two events), streamslow (0.4 s between events) and
@@ -144,6 +146,10 @@ class H(BaseHTTPRequestHandler):
                     log(event='client_closed', port=self.client_address[1])
                     self.close_connection = True
                     return
+            return self.send(200, json.dumps(fx['response']))
+        if sc == 'hold':
+            time.sleep(0.8)
+            log(event='answered', port=self.client_address[1])
             return self.send(200, json.dumps(fx['response']))
         if sc == 'drop':
             self.close_connection = True

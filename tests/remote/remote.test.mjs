@@ -292,6 +292,29 @@ test('shared pipeline: typing through a remote answer asks nothing; a newer requ
   await done(s);
 });
 
+test('two documents at once: both requests are at the server together, both answered', async () => {
+  // The transfers run on the daemon's loop, not one at a time on the worker
+  // thread: the second request reaches the server while the first waits.
+  const s = await remote({ ...FIM, timeoutMs: 10000 });
+  const e0 = entries().length;
+  const u1 = 'file:///w/h1.py', u2 = 'file:///w/h2.py';
+  await open(s.conn, u1, `# SCENARIO:hold one\n${DOC}`);
+  await open(s.conn, u2, `# SCENARIO:hold two\n${DOC}`);
+  const [a, b] = await Promise.all([inline(s.conn, u1, 2, 11), inline(s.conn, u2, 2, 11)]);
+  assert.equal(a.items[0].insertText, 'a + b');
+  assert.equal(b.items[0].insertText, 'a + b');
+  const got = entries().slice(e0);
+  const reqs = got.filter((e) => e.event === 'request');
+  const answered = got.filter((e) => e.event === 'answered');
+  assert.equal(reqs.length, 2, 'one request per document');
+  assert.equal(answered.length, 2);
+  const lastReq = Math.max(...reqs.map((e) => e.t)), firstAns = Math.min(...answered.map((e) => e.t));
+  assert.ok(lastReq < firstAns, 'both requests were in flight at once');
+  assert.notEqual(reqs[0].port, reqs[1].port, 'on two connections');
+  console.log(`# two documents: the second request reached the server ${((lastReq - Math.min(...reqs.map((e) => e.t))) * 1000).toFixed(0)} ms after the first, ${((firstAns - lastReq) * 1000).toFixed(0)} ms before the first answer`);
+  await done(s);
+});
+
 test('contextBytes: the far ends are cut at line starts, 3/4 prefix and 1/4 suffix', async () => {
   const s = await remote({ ...FIM, contextBytes: 64 });
   const head = Array.from({ length: 20 }, (_, i) => `x${i} = ${i}\n`).join('');
