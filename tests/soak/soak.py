@@ -484,6 +484,8 @@ def load_adjusted_growth(after):
         return None, 0.0, 0.0
     b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / vx
     a = my - b * mx
+    if a <= 0:  # a fit that explains everything by the documents says nothing
+        return None, a, b
     res = [y - (a + b * x) for x, y in zip(xs, ys)]
     q = n // 4
     first, last = sum(res[:q]) / q, sum(res[-q:]) / q
