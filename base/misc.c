@@ -1,12 +1,16 @@
 #define _POSIX_C_SOURCE 200809L
 #include "base.h"
 
+#include <stdatomic.h>
 #include <time.h>
+
+extern _Atomic uint64_t base__clock_skew_ns; /* clockjump.c: 0 but in tests */
 
 uint64_t base_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
+           atomic_load_explicit(&base__clock_skew_ns, memory_order_relaxed);
 }
 
 uint64_t base_thread_cpu_ns(void) {

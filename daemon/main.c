@@ -1,5 +1,6 @@
 /* infilld entry point: LSP server by default, subcommands for people and scripts. */
 #include "base.h"
+#include "clockjump.h"
 #include "daemon.h"
 #include "provider.h"
 
@@ -132,6 +133,8 @@ int main(int argc, char **argv) {
         dmn_config_deinit(&cfg);
         return 2;
     }
+    if (base_clock_jump_install()) /* tests only: see base/clockjump.c */
+        BASE_LOGW("dmn", "INFILLD_TEST_CLOCK_JUMP_MS: SIGUSR2 moves the clock forward");
     int code = dmn_serve(&cfg);
     dmn_config_deinit(&cfg);
     base_log_close();

@@ -5,6 +5,7 @@
  * the provider). Nothing here blocks. */
 #define _POSIX_C_SOURCE 200809L
 #include "daemon.h"
+#include "memtrim.h"
 #include "provider.h"
 
 #include <arpa/inet.h>
@@ -79,6 +80,7 @@ struct dmn_daemon {
     lsp_logq *logq;
     uv_async_t log_async;
     bool log_hooked;
+    dmn_memtrim trim; /* freed heap back to the OS after a peak */
 };
 
 /* ---- log lines to sessions ------------------------------------------------ */
@@ -675,6 +677,7 @@ static void dmn__maybe_finish(dmn_daemon *d) {
         uv_close((uv_handle_t *)&d->pid_timer, dmn__noop_close);
     if (d->listening && !uv_is_closing((uv_handle_t *)&d->listener))
         uv_close((uv_handle_t *)&d->listener, dmn__noop_close);
+    dmn_memtrim_stop(&d->trim);
 }
 
 static void dmn__stop(dmn_daemon *d, int code) {
@@ -806,6 +809,7 @@ int dmn_serve(dmn_config *cfg) {
     uv_timer_init(&loop, &d.pid_timer);
     d.pid_timer.data = &d;
     uv_timer_start(&d.pid_timer, dmn__on_pid_timer, DMN__PID_POLL_MS, DMN__PID_POLL_MS);
+    dmn_memtrim_start(&d.trim, &loop);
 
     /* --listen with --stdio: the editor that started the daemon on stdio and
      * any number of TCP clients share the one provider (model and worker). */

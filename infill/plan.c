@@ -22,12 +22,19 @@ double ifl_cost_step_ms(const ifl_cost *c, int rows, int keys, int n_pos) {
     return t * (c->scale > 0.0 ? c->scale : 1.0);
 }
 
+#define IFL__COST_MAX_RATIO 50.0
+
 void ifl_cost_observe(ifl_cost *c, double predicted_ms, double observed_ms) {
     if (predicted_ms <= 0.0 || observed_ms <= 0.0)
         return;
     double s = c->scale > 0.0 ? c->scale : 1.0;
     /* predicted_ms already carries the scale; the ratio corrects it. */
     double ratio = observed_ms / predicted_ms;
+    /* A step far slower than any load makes it is the clock jumping (a
+     * suspend or a paused VM during the run): learning from it would push
+     * the scale to its cap and refuse requests after the resume. */
+    if (ratio > IFL__COST_MAX_RATIO)
+        return;
     s = 0.7 * s + 0.3 * s * ratio;
     c->scale = fmin(fmax(s, 0.25), 8.0);
     c->n_obs++;

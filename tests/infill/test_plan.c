@@ -121,8 +121,13 @@ static void test_planner(void) {
     ifl_cost_observe(&c, 10.0, 20.0);
     CHECK(c.scale > 1.2 && c.scale < 1.4);
     CHECK(fabs(ifl_cost_step_ms(&c, 0, 0, 0) - c.scale) < 1e-12);
+    /* A step 1000x slower than predicted is a clock jump (suspend), not
+     * load: ignored. */
+    double before = c.scale;
+    ifl_cost_observe(&c, 1.0, 1000.0);
+    CHECK(c.scale == before);
     for (int i = 0; i < 100; i++)
-        ifl_cost_observe(&c, 1.0, 1000.0);
+        ifl_cost_observe(&c, 1.0, 40.0);
     CHECK(c.scale == 8.0);
     ifl_cost_observe(&c, 0.0, 5.0); /* nothing predicted: ignored */
     CHECK(c.scale == 8.0);

@@ -3,6 +3,7 @@
 #include "check.h"
 #include "lsp.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Pushes s in chunks of `chunk` bytes and collects frames as "M:<body>" or
@@ -84,6 +85,47 @@ int main(void) {
         lsp_frame fr;
         lsp_framer_next(f, &fr);
         CHECK_EQ_I(fr.kind, LSP_FRAME_ERROR);
+        lsp_framer_free(f);
+    }
+    /* A 1 MB body read in 64 KiB pieces, then small messages: the buffer
+     * a large message needed is released once consumed (issue 17, RSS), and
+     * framing goes on exactly, also with a message split across that point. */
+    {
+        lsp_framer *f = lsp_framer_new(0);
+        size_t n = (size_t)1 << 20;
+        base_buf m;
+        base_buf_init(&m);
+        char *body = malloc(n);
+        CHECK(body != NULL);
+        memset(body, 'x', n);
+        body[0] = '"';
+        body[n - 1] = '"';
+        lsp_frame_write(&m, body, n);
+        lsp_frame_write(&m, "{\"a\":1}", 7);
+        lsp_frame_write(&m, "{\"b\":2}", 7);
+        size_t split = m.len - 10; /* inside the last message */
+        lsp_frame fr;
+        int got = 0;
+        for (size_t off = 0; off < split; off += 65536) {
+            size_t k = BASE_MIN((size_t)65536, split - off);
+            CHECK_EQ_I(lsp_framer_push(f, m.data + off, k), BASE_OK);
+            for (lsp_framer_next(f, &fr); fr.kind == LSP_FRAME_MESSAGE; lsp_framer_next(f, &fr)) {
+                if (got == 0)
+                    CHECK(fr.len == n && memcmp(fr.body, body, n) == 0);
+                else
+                    CHECK(fr.len == 7 && memcmp(fr.body, "{\"a\":1}", 7) == 0);
+                got++;
+            }
+        }
+        CHECK_EQ_I(got, 2);
+        CHECK_EQ_I(lsp_framer_push(f, m.data + split, m.len - split), BASE_OK);
+        lsp_framer_next(f, &fr);
+        CHECK(fr.kind == LSP_FRAME_MESSAGE && fr.len == 7 && memcmp(fr.body, "{\"b\":2}", 7) == 0);
+        lsp_framer_next(f, &fr);
+        CHECK_EQ_I(fr.kind, LSP_FRAME_NONE);
+        CHECK_EQ_U(lsp_framer_buffered(f), 0);
+        free(body);
+        base_buf_deinit(&m);
         lsp_framer_free(f);
     }
     base_buf b;
