@@ -197,6 +197,9 @@ static inline float eng__bf16_to_f32(uint16_t b) {
 /* ---- quantised blocks (cpu/quant.c) ------------------------------------------ */
 
 static inline bool eng__dtype_is_block(eng_dtype t) { return t >= ENG_Q8_0; }
+/* The dtype of a ggml tensor type infilld computes with (F32, F16, BF16, Q8_0,
+ * Q4_0, Q4_K, Q5_K, Q6_K); false for any other. */
+bool eng__dtype_from_gg(int gg_type, eng_dtype *out);
 /* Bytes of n elements (n a whole number of blocks for block types). */
 uint64_t eng__dtype_bytes(eng_dtype t, int64_t n);
 /* Dequantises n elements starting at block-aligned element `first` of the

@@ -327,21 +327,11 @@ static base_status dg_bind3_as(eng_model *m, eng_tensor *out, const char *name, 
                         m->files[t->file].path, name, (long long)a, (long long)b, (long long)c,
                         m->info.gguf ? "the GGUF metadata" : "config.json");
     if (t->gg_type >= 0) {
-        static const struct {
-            int gg;
-            eng_dtype dt;
-        } map[] = {{ENG__GG_F32, ENG_F32},   {ENG__GG_F16, ENG_F16},   {ENG__GG_BF16, ENG_BF16},
-                   {ENG__GG_Q8_0, ENG_Q8_0}, {ENG__GG_Q4_0, ENG_Q4_0}, {ENG__GG_Q4_K, ENG_Q4_K},
-                   {ENG__GG_Q5_K, ENG_Q5_K}, {ENG__GG_Q6_K, ENG_Q6_K}};
-        size_t i = 0;
-        while (i < BASE_ARRAY_LEN(map) && map[i].gg != t->gg_type)
-            i++;
-        if (i == BASE_ARRAY_LEN(map))
+        if (!eng__dtype_from_gg(t->gg_type, &out->dtype))
             return eng__err(err, BASE_ERR_UNSUPPORTED,
                             "%s: expert tensor '%s' has type %s, which infilld cannot compute "
                             "with (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)",
                             m->files[t->file].path, name, eng__gg_type_name((uint32_t)t->gg_type));
-        out->dtype = map[i].dt;
         if (eng__dtype_is_block(out->dtype) && c % 32 != 0)
             return eng__err(err, BASE_ERR_MODEL,
                             "%s: expert tensor '%s' rows of %lld are not whole blocks",

@@ -32,6 +32,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+bool eng__dtype_from_gg(int gg_type, eng_dtype *out) {
+    static const struct {
+        int gg;
+        eng_dtype dt;
+    } map[] = {{ENG__GG_F32, ENG_F32},   {ENG__GG_F16, ENG_F16},   {ENG__GG_BF16, ENG_BF16},
+               {ENG__GG_Q8_0, ENG_Q8_0}, {ENG__GG_Q4_0, ENG_Q4_0}, {ENG__GG_Q4_K, ENG_Q4_K},
+               {ENG__GG_Q5_K, ENG_Q5_K}, {ENG__GG_Q6_K, ENG_Q6_K}};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(map); i++)
+        if (map[i].gg == gg_type) {
+            *out = map[i].dt;
+            return true;
+        }
+    return false;
+}
+
 #define ENG__MOD "engine"
 
 void eng_load_opts_default(eng_load_opts *o) {
@@ -493,20 +508,10 @@ base_status eng__bind(eng_model *m, eng_tensor *out, const char *name, int64_t r
                         got, (long long)rows, (long long)cols, src);
     }
     if (t->gg_type >= 0) {
-        static const struct {
-            int gg;
-            eng_dtype dt;
-        } map[] = {{ENG__GG_F32, ENG_F32},   {ENG__GG_F16, ENG_F16},   {ENG__GG_BF16, ENG_BF16},
-                   {ENG__GG_Q8_0, ENG_Q8_0}, {ENG__GG_Q4_0, ENG_Q4_0}, {ENG__GG_Q4_K, ENG_Q4_K},
-                   {ENG__GG_Q5_K, ENG_Q5_K}, {ENG__GG_Q6_K, ENG_Q6_K}};
-        size_t i = 0;
-        while (i < BASE_ARRAY_LEN(map) && map[i].gg != t->gg_type)
-            i++;
-        if (i == BASE_ARRAY_LEN(map))
+        if (!eng__dtype_from_gg(t->gg_type, &out->dtype))
             return eng__err(err, BASE_ERR_UNSUPPORTED,
                             "%s: tensor '%s' has type %s, which infilld cannot compute with", file,
                             name, eng__gg_type_name((uint32_t)t->gg_type));
-        out->dtype = map[i].dt;
     } else if (t->dtype == ENG__ST_OTHER) {
         return eng__err(err, BASE_ERR_UNSUPPORTED,
                         "%s: tensor '%s' has a dtype the engine cannot use (F32, F16, BF16 only)",
