@@ -158,11 +158,29 @@ ENG__TAVX2 static inline __m256i eng__tbc(const eng__q8a *a, int j) {
     return _mm256_set1_epi32(v);
 }
 
+/* The next chunk's weights (pointers to each of its eight rows, bytes per
+ * 32-block): fetched into L1 a block at a time while this chunk computes, so
+ * that reading the weights overlaps the arithmetic. */
+typedef struct eng__tpf {
+    const uint8_t *w[8];
+    int num, den; /* a 32-block is num / den bytes (Q6_K: 210 / 8) */
+} eng__tpf;
+
+ENG__TAVX2 static inline void eng__tprefetch(const eng__tpf *pf, int b) {
+    if (!pf)
+        return;
+    const size_t o = (size_t)b * (size_t)pf->num / (size_t)pf->den;
+    for (int i = 0; i < 8; i++)
+        _mm_prefetch((const char *)pf->w[i] + o, _MM_HINT_T0);
+}
+
 #define ENG__TK static inline __attribute__((always_inline, target("avx2,fma,f16c"))) void
 
-ENG__TK eng__tk_q8_0(const uint8_t *T, const eng__q8a *a, int ldxb, int nbc, int R, __m256 acc[4]) {
+ENG__TK eng__tk_q8_0(const uint8_t *T, const eng__q8a *a, int ldxb, int nbc, int R, __m256 acc[4],
+                     const eng__tpf *pf) {
     const __m256i ones = _mm256_set1_epi16(1);
     for (int b = 0; b < nbc; b++, T += ENG__TBS) {
+        eng__tprefetch(pf, b);
         __m256i s[4];
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++)
@@ -186,9 +204,11 @@ ENG__TK eng__tk_q8_0(const uint8_t *T, const eng__q8a *a, int ldxb, int nbc, int
     }
 }
 
-ENG__TK eng__tk_q4_k(const uint8_t *T, const eng__q8a *a, int ldxb, int nbc, int R, __m256 acc[4]) {
+ENG__TK eng__tk_q4_k(const uint8_t *T, const eng__q8a *a, int ldxb, int nbc, int R, __m256 acc[4],
+                     const eng__tpf *pf) {
     const __m256i ones = _mm256_set1_epi16(1);
     for (int b = 0; b < nbc; b++, T += ENG__TBS) {
+        eng__tprefetch(pf, b);
         __m256i s[4];
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++)
@@ -215,8 +235,10 @@ ENG__TK eng__tk_q4_k(const uint8_t *T, const eng__q8a *a, int ldxb, int nbc, int
     }
 }
 
-ENG__TK eng__tk_q6_k(const uint8_t *T, const eng__q8a *a, int ldxb, int nbc, int R, __m256 acc[4]) {
+ENG__TK eng__tk_q6_k(const uint8_t *T, const eng__q8a *a, int ldxb, int nbc, int R, __m256 acc[4],
+                     const eng__tpf *pf) {
     for (int b = 0; b < nbc; b++, T += ENG__TBS) {
+        eng__tprefetch(pf, b);
         __m256i s[4][2];
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++)
@@ -258,12 +280,12 @@ typedef void (*eng__tpack_fn)(const uint8_t *const w[8], int nbc, uint8_t *T);
 
 #define ENG__TROWS(KERN)                                                                           \
     ENG__TAVX2 static void KERN##_rows(const uint8_t *T, const eng__q8a *X, int ldxb, int nbc,     \
-                                       float *Y, int ldy, int M, bool add) {                       \
+                                       float *Y, int ldy, int M, bool add, const eng__tpf *pf) {   \
         int m = 0;                                                                                 \
         for (; m + 4 <= M; m += 4) {                                                               \
             __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),        \
                              _mm256_setzero_ps()};                                                 \
-            KERN(T, X + (int64_t)m * ldxb, ldxb, nbc, 4, acc);                                     \
+            KERN(T, X + (int64_t)m * ldxb, ldxb, nbc, 4, acc, m == 0 ? pf : NULL);                 \
             for (int r = 0; r < 4; r++) {                                                          \
                 float *y = Y + (int64_t)(m + r) * ldy;                                             \
                 _mm256_storeu_ps(y, add ? _mm256_add_ps(_mm256_loadu_ps(y), acc[r]) : acc[r]);     \
@@ -271,7 +293,7 @@ typedef void (*eng__tpack_fn)(const uint8_t *const w[8], int nbc, uint8_t *T);
         }                                                                                          \
         for (; m < M; m++) {                                                                       \
             __m256 acc[4] = {_mm256_setzero_ps()};                                                 \
-            KERN(T, X + (int64_t)m * ldxb, ldxb, nbc, 1, acc);                                     \
+            KERN(T, X + (int64_t)m * ldxb, ldxb, nbc, 1, acc, NULL);                               \
             float *y = Y + (int64_t)m * ldy;                                                       \
             _mm256_storeu_ps(y, add ? _mm256_add_ps(_mm256_loadu_ps(y), acc[0]) : acc[0]);         \
         }                                                                                          \
@@ -282,7 +304,7 @@ ENG__TROWS(eng__tk_q4_k)
 ENG__TROWS(eng__tk_q6_k)
 
 typedef void (*eng__trows_fn)(const uint8_t *T, const eng__q8a *X, int ldxb, int nbc, float *Y,
-                              int ldy, int M, bool add);
+                              int ldy, int M, bool add, const eng__tpf *pf);
 
 ENG__TAVX2 int eng__qgemm_tile_avx2(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X,
                                     int ldxb, float *Y, int ldy, int M, int N, int K, bool acc) {
@@ -314,7 +336,13 @@ ENG__TAVX2 int eng__qgemm_tile_avx2(eng_dtype t, const void *W, size_t row_bytes
             for (int i = 0; i < 8; i++)
                 w[i] = (const uint8_t *)W + (size_t)(n + i) * row_bytes + off;
             pack(w, nbc, T);
-            rows(T, X + b0, ldxb, nbc, Y + n, ldy, M, acc || b0 > 0);
+            /* the chunk after this one: further along the same rows, or the next rows */
+            const int nn = b0 + ENG__TKC < nb ? n : n + 8, nb0 = nn == n ? b0 + ENG__TKC : 0;
+            eng__tpf pf = {{NULL}, t == ENG_Q6_K ? 210 : (int)blk, t == ENG_Q6_K ? 8 : 1};
+            const size_t noff = t == ENG_Q6_K ? (size_t)nb0 / 8 * 210 : (size_t)nb0 * blk;
+            for (int i = 0; i < 8 && nn < n8; i++)
+                pf.w[i] = (const uint8_t *)W + (size_t)(nn + i) * row_bytes + noff;
+            rows(T, X + b0, ldxb, nbc, Y + n, ldy, M, acc || b0 > 0, nn < n8 ? &pf : NULL);
         }
     return n8;
 }
