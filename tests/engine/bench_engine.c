@@ -9,6 +9,8 @@
  *   (c) GFLOP/s of (a) against OpenBLAS sgemm 2048^3 on the same threads,
  *       measured in the same run,
  *   (d) peak RSS against the weight file size,
+ *   (e) RSS by kind (file-mapped weights, anonymous) against the K/V cache and
+ *       context scratch computed from the model's shape,
  * plus llama.cpp's llama-diffusion-cli canvas: 13 prompt tokens + 64 masks,
  * full recompute per step. INFILLD_CPU_KERNEL=avx2|portable|blas|reference
  * selects the kernel path. Results go to stdout as Markdown. */
