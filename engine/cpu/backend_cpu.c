@@ -493,11 +493,11 @@ static int eng__mm_plan(eng_bctx *c, eng__mm_job *j, const float *X, int ldx, in
     if (q) {
         /* The int8 kernels split over output columns only (every task reads
          * all of the quantised X, which is small): 4 tasks a thread, a
-         * multiple of 4 rows, at most 64 rows so that a task's weights
-         * stay in L2 for the next group of X rows. */
+         * multiple of 8 rows (the tiled kernels' group), at most 64 rows so
+         * that a task's weights stay in L2 for the next group of X rows. */
         nb = (N + want - 1) / want;
-        nb = (nb + 3) / 4 * 4;
-        nb = nb < 4 ? 4 : nb > 64 ? 64 : nb;
+        nb = (nb + 7) / 8 * 8;
+        nb = nb < 8 ? 8 : nb > 64 ? 64 : nb;
     }
     *j = (eng__mm_job){c, X, ldx, M, W, bias, Y, ldy, acc, nb, M, 0, q};
     j->n_nt = (N + j->nb - 1) / j->nb;

@@ -14,9 +14,12 @@ typedef struct eng__q8a {
     int8_t q[32];
 } eng__q8a;
 
-/* Quantises k floats (k a multiple of 32) to k / 32 blocks; the same scalar
- * code for every kernel path, so that all paths see the same activations. */
+/* Quantises k floats (k a multiple of 32) to k / 32 blocks; the same
+ * values for every kernel path, so that all paths see the same activations. */
 void eng__quantize_act(const float *x, int k, eng__q8a *out);
+/* The scalar code of eng__quantize_act, which uses an AVX2 version of it
+ * (the same bits) where the CPU has AVX2; for test_qdot. */
+void eng__quantize_act_c(const float *x, int k, eng__q8a *out);
 
 typedef struct eng__kernels {
     const char *name;
@@ -47,6 +50,11 @@ void eng__qgemm_portable(eng_dtype t, const void *W, size_t row_bytes, const eng
                          float *Y, int ldy, int M, int N, int K, bool acc);
 void eng__qgemm_avx2(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X, int ldxb,
                      float *Y, int ldy, int M, int N, int K, bool acc);
+/* The register-tiled AVX2 kernels (cpu/qtile.c) for Q8_0, Q4_K and Q6_K and
+ * M >= 4: computes the first N / 8 * 8 columns of Y and returns how many
+ * (0: type or shape not handled, nothing written). */
+int eng__qgemm_tile_avx2(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X, int ldxb,
+                         float *Y, int ldy, int M, int N, int K, bool acc);
 /* A kernel table by name ("portable", "avx2", "avx512"), for tests that pin
  * one path whatever the CPU; NULL when this CPU or build cannot run it. */
 const eng__kernels *eng__kernels_named(const char *name);

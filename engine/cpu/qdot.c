@@ -18,6 +18,7 @@
  * activation rounding (at most d_a / 2 per element) and float summation. */
 #include "cpu_impl.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -26,12 +27,14 @@
 #define ENG__QX86 1
 #endif
 
-void eng__quantize_act(const float *x, int k, eng__q8a *out) {
+void eng__quantize_act_c(const float *x, int k, eng__q8a *out) {
     for (int b = 0; b < k / 32; b++, x += 32, out++) {
         float amax = 0;
         for (int i = 0; i < 32; i++)
             amax = fmaxf(amax, fabsf(x[i]));
-        const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+        /* amax below 127 FLT_MIN: 1 / d would overflow, the block is zero. */
+        const float d = amax >= 127.0f * FLT_MIN ? amax / 127.0f : 0.0f;
+        const float id = d != 0 ? 1.0f / d : 0.0f;
         int s0 = 0, s1 = 0;
         for (int i = 0; i < 32; i++) {
             const int q = (int)lrintf(x[i] * id); /* |x id| <= 127 (+ rounding) */
@@ -215,6 +218,45 @@ ENG__QAVX2 static inline float eng__qhsum(__m256 v) {
     lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
     lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
     return _mm_cvtss_f32(lo);
+}
+
+/* eng__quantize_act_c with the same float operations in vectors, so the same
+ * bits (max of |x| is exact; cvtps rounds to nearest even, as lrintf does in
+ * the default rounding mode); test_qdot compares the two. */
+ENG__QAVX2 static void eng__quantize_act_avx2(const float *x, int k, eng__q8a *out) {
+    const __m256 sgn = _mm256_set1_ps(-0.0f);
+    const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127);
+    for (int b = 0; b < k / 32; b++, x += 32, out++) {
+        __m256 v[4], mx = _mm256_setzero_ps();
+        for (int i = 0; i < 4; i++) {
+            v[i] = _mm256_loadu_ps(x + 8 * i);
+            mx = _mm256_max_ps(mx, _mm256_andnot_ps(sgn, v[i]));
+        }
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        const float d = amax >= 127.0f * FLT_MIN ? amax / 127.0f : 0.0f;
+        const float id = d != 0 ? 1.0f / d : 0.0f;
+        const __m256 idv = _mm256_set1_ps(id);
+        __m256i q[4];
+        for (int i = 0; i < 4; i++)
+            q[i] = _mm256_min_epi32(
+                hi, _mm256_max_epi32(lo, _mm256_cvtps_epi32(_mm256_mul_ps(v[i], idv))));
+        const __m256i p =
+            _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        _mm256_storeu_si256((__m256i *)out->q, _mm256_permutevar8x32_epi32(
+                                                   p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+        const __m256i s01 = _mm256_add_epi32(q[0], q[1]), s23 = _mm256_add_epi32(q[2], q[3]);
+        /* horizontal sums of s01 (values 0-15) and s23 (16-31) */
+        const __m256i h = _mm256_hadd_epi32(s01, s23); /* per lane: s01 pairs, s23 pairs */
+        const __m256i h2 = _mm256_hadd_epi32(h, h);
+        const __m128i t =
+            _mm_add_epi32(_mm256_castsi256_si128(h2), _mm256_extracti128_si256(h2, 1));
+        out->d = d;
+        out->s[0] = (int16_t)_mm_cvtsi128_si32(t);
+        out->s[1] = (int16_t)_mm_extract_epi32(t, 1);
+    }
 }
 
 /* Eight int32 sums of four adjacent u8 x s8 products each. */
@@ -452,6 +494,12 @@ ENG__QAVX2 void eng__qgemm_avx2(eng_dtype t, const void *W, size_t row_bytes, co
                         : t == ENG_Q4_K ? eng__vd4_q4_k_avx2
                         : t == ENG_Q6_K ? eng__vd4_q6_k_avx2
                                         : NULL;
+    /* Many X rows: the register-tiled kernels (cpu/qtile.c) take the rows of
+     * W in groups of eight; the rest go through the kernels below. */
+    const int nt = eng__qgemm_tile_avx2(t, W, row_bytes, X, ldxb, Y, ldy, M, N, K, acc);
+    W = (const uint8_t *)W + (size_t)nt * row_bytes;
+    Y += nt;
+    N -= nt;
     if (!fn4) {
         eng__qgemm_with(fn, W, row_bytes, X, ldxb, Y, ldy, M, N, K, acc);
         return;
@@ -478,7 +526,18 @@ ENG__QAVX2 void eng__qgemm_avx2(eng_dtype t, const void *W, size_t row_bytes, co
         }
     }
 }
+void eng__quantize_act(const float *x, int k, eng__q8a *out) {
+    static int avx2 = -1;
+    if (avx2 < 0)
+        avx2 = __builtin_cpu_supports("avx2") ? 1 : 0; /* benign race: same value */
+    if (avx2)
+        eng__quantize_act_avx2(x, k, out);
+    else
+        eng__quantize_act_c(x, k, out);
+}
 #else
+void eng__quantize_act(const float *x, int k, eng__q8a *out) { eng__quantize_act_c(x, k, out); }
+
 void eng__qgemm_avx2(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X, int ldxb,
                      float *Y, int ldy, int M, int N, int K, bool acc) {
     eng__qgemm_portable(t, W, row_bytes, X, ldxb, Y, ldy, M, N, K, acc);

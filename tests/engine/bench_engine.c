@@ -9,6 +9,8 @@
  *   (c) GFLOP/s of (a) against OpenBLAS sgemm 2048^3 on the same threads,
  *       measured in the same run,
  *   (d) peak RSS against the weight file size,
+ *   (e) RSS by kind (file-mapped weights, anonymous) against the K/V cache and
+ *       context scratch computed from the model's shape,
  * plus llama.cpp's llama-diffusion-cli canvas: 13 prompt tokens + 64 masks,
  * full recompute per step. INFILLD_CPU_KERNEL=avx2|portable|blas|reference
  * selects the kernel path. Results go to stdout as Markdown. */
@@ -204,6 +206,34 @@ int main(int argc, char **argv) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     const double rss = (double)ru.ru_maxrss * 1024.0;
+    /* The resident set by kind now (after the steps): file pages are the mapped
+     * weights, anonymous pages the context (K/V cache, activations, scratch),
+     * the tokenizer, the allocator and OpenBLAS. */
+    double rss_file = 0, rss_anon = 0;
+    FILE *st = fopen("/proc/self/status", "r");
+    if (st) {
+        char line[256];
+        while (fgets(line, sizeof line, st)) {
+            double kb;
+            if (sscanf(line, "RssFile: %lf", &kb) == 1)
+                rss_file = kb * 1024;
+            else if (sscanf(line, "RssAnon: %lf", &kb) == 1)
+                rss_anon = kb * 1024;
+        }
+        fclose(st);
+    }
+    /* What the CPU backend allocates for this context (cpu/backend_cpu.c,
+     * eng__cpu_ctx_new), by the same formulas: K/V cache, and the scratch that a
+     * quantised model touches (activations, logit chunk, int8 X, per-thread
+     * score/vocabulary buffers; the f32 weight tiles only for non-block types). */
+    const double Rr = len, dd = in->d_model, qdd = (double)in->n_head * in->head_dim,
+                 kvdd = (double)in->n_kv_head * in->head_dim, ffd = in->d_ff,
+                 kmx = dd > qdd ? (dd > ffd ? dd : ffd) : (qdd > ffd ? qdd : ffd);
+    const int ntt = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    const double kv_bytes = 2.0 * in->n_layer * Rr * kvdd * 4;
+    const double scratch_bytes = 4.0 * Rr * (2 * dd + 2 * qdd + 2 * kvdd + 2 * ffd) + 4.0 * 32 * V +
+                                 Rr * 40.0 * ((kmx + 31) / 32) + ntt * (4.0 * 64 * len + 12.0 * V) +
+                                 4.0 * len * in->head_dim;
     const int nt = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     double peak_cpu = 0;
     const double peak = sgemm_peak(nt, 3, &peak_cpu);
@@ -232,6 +262,13 @@ int main(int argc, char **argv) {
            peak_cpu, eng__blas_get() ? eng__blas_get()->corename() : "no OpenBLAS", nt);
     printf("| (d) peak RSS | %.0f MiB | | | | %.2fx the weight file (%.0f MiB) |\n",
            rss / 1048576.0, rss / (double)in->weight_bytes, (double)in->weight_bytes / 1048576.0);
+    printf("| (e) RSS now: file-mapped (weights) / anonymous | %.0f / %.0f MiB | | | | computed: "
+           "K/V %.0f MiB, context scratch %.0f MiB; file + K/V + scratch = %.0f MiB, RSS %.2fx "
+           "that |\n",
+           rss_file / 1048576.0, rss_anon / 1048576.0, kv_bytes / 1048576.0,
+           scratch_bytes / 1048576.0,
+           ((double)in->weight_bytes + kv_bytes + scratch_bytes) / 1048576.0,
+           (rss_file + rss_anon) / ((double)in->weight_bytes + kv_bytes + scratch_bytes));
     printf("| llama.cpp canvas: 13 + 64 masks, full step | %.0f ms | | %.0f ms | | llama.cpp "
            "~830 ms |\n",
            t_c * 1e3, c_c / nt * 1e3);

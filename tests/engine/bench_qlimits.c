@@ -8,6 +8,8 @@
  *     33 quantised X rows (a hole step's rows) times 64 weight rows of K = 4096
  *     (Q8_0 278 KiB, Q4_K 144 KiB: L2-resident, so arithmetic-bound), on N
  *     threads, each on its own copy, best of 5.
+ * (3) the register-only peak of the AVX2 kernels' instruction mixes (below),
+ *     what (2) would reach with no loads, unpacking or scales.
  * A hole step's limits are then weight bytes / (1) and multiply-adds / (2);
  * docs/PERFORMANCE.md puts them next to the measured step (bench_engine). */
 #define _GNU_SOURCE
@@ -51,6 +53,63 @@ typedef struct qg_arg {
 } qg_arg;
 
 enum { QM = 33, QN = 64, QK = 4096 };
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+/* (3) The instruction-mix peaks of the AVX2 int8 kernels, registers only (no
+ * loads), four independent chains; `asm volatile` keeps the compiler from
+ * hoisting the products out of the loop. Per 32 multiply-adds:
+ *   q8   vpsignb + vpmaddubsw + vpmaddwd + vpaddd (Q8_0: the sign trick, int32 every step)
+ *   k    vpmaddubsw + vpaddw (Q4_K's unsigned nibbles: int16 sums over a block)
+ * Returns multiply-adds per second of thread CPU time. */
+#define PK_ITERS 50000000L
+__attribute__((target("avx2"), noinline)) static double peak_q8(void) {
+    __m256i w = _mm256_set1_epi8(3), x0 = _mm256_set1_epi8(1), x1 = _mm256_set1_epi8(2),
+            x2 = _mm256_set1_epi8(-3), x3 = _mm256_set1_epi8(4), one = _mm256_set1_epi16(1);
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    for (long n = 0; n < PK_ITERS; n++) {
+        __asm__ volatile("" : "+x"(w));
+        const __m256i u = _mm256_sign_epi8(w, w);
+#define PK(i)                                                                                      \
+    a##i = _mm256_add_epi32(                                                                       \
+        a##i, _mm256_madd_epi16(_mm256_maddubs_epi16(u, _mm256_sign_epi8(x##i, w)), one));
+        PK(0) PK(1) PK(2) PK(3)
+#undef PK
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    __asm__ volatile("" : : "x"(a0), "x"(a1), "x"(a2), "x"(a3));
+    const double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    return 4.0 * 32 * PK_ITERS / dt;
+}
+__attribute__((target("avx2"), noinline)) static double peak_k(void) {
+    __m256i w = _mm256_set1_epi8(3), x0 = _mm256_set1_epi8(1), x1 = _mm256_set1_epi8(2),
+            x2 = _mm256_set1_epi8(-3), x3 = _mm256_set1_epi8(4);
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    for (long n = 0; n < PK_ITERS; n++) {
+        __asm__ volatile("" : "+x"(w));
+#define PK(i) a##i = _mm256_add_epi16(a##i, _mm256_maddubs_epi16(w, x##i));
+        PK(0) PK(1) PK(2) PK(3)
+#undef PK
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    __asm__ volatile("" : : "x"(a0), "x"(a1), "x"(a2), "x"(a3));
+    const double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    return 4.0 * 32 * PK_ITERS / dt;
+}
+typedef struct pk_arg {
+    double (*fn)(void);
+    double rate;
+} pk_arg;
+static void *pk_run(void *v) {
+    pk_arg *a = v;
+    a->rate = a->fn();
+    return NULL;
+}
+#endif
 
 static void *qg_run(void *v) {
     qg_arg *a = v;
@@ -103,6 +162,27 @@ int main(int argc, char **argv) {
            (double)n * 8 / best / 1e9, nt, mib);
     free(buf);
 
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_cpu_supports("avx2")) {
+        const char *names[] = {"Q8_0 mix (vpsignb+vpmaddubsw+vpmaddwd+vpaddd)",
+                               "K-quant mix (vpmaddubsw+vpaddw)"};
+        double (*fns[])(void) = {peak_q8, peak_k};
+        for (int f = 0; f < 2; f++) {
+            pk_arg pa[64];
+            double sum = 0;
+            for (int t = 0; t < nt; t++) {
+                pa[t] = (pk_arg){fns[f], 0};
+                pthread_create(&th[t], NULL, pk_run, &pa[t]);
+            }
+            for (int t = 0; t < nt; t++) {
+                pthread_join(th[t], NULL);
+                sum += pa[t].rate;
+            }
+            printf("int8 peak, AVX2 %s: %.1f G/s per CPU time (%d threads, registers only)\n",
+                   names[f], sum / 1e9, nt);
+        }
+    }
+#endif
     const char *paths[] = {"portable", "avx2", "avx512"};
     const eng_dtype types[] = {ENG_Q8_0, ENG_Q4_0, ENG_Q4_K, ENG_Q5_K, ENG_Q6_K};
     for (size_t p = 0; p < 3; p++) {

@@ -190,6 +190,33 @@ static void test_quantize_act(void) {
         CHECK_EQ_I(a[b].s[1], s1);
         CHECK(b == 1 || amax == 127);
     }
+    /* The vector quantiser (AVX2 CPUs) gives the scalar code's bits: normal
+     * blocks, outliers, zeros, denormal-sized values and exact .5 ties (amax
+     * 127 makes d = 1, and j + 0.5 must round to even as lrintf does). */
+    enum { NB = 64 };
+    float *y = malloc(sizeof(float) * NB * 32);
+    eng__q8a *q1 = malloc(sizeof(eng__q8a) * NB), *q2 = malloc(sizeof(eng__q8a) * NB);
+    for (int b = 0; b < NB; b++)
+        for (int i = 0; i < 32; i++) {
+            float v = (float)gauss();
+            if (b % 4 == 1)
+                v = i == 5 ? 127.0f : (float)((int)(rnd() % 254) - 127) + 0.5f;
+            else if (b % 4 == 2)
+                v = b % 8 == 2 ? 0.0f : v * 1e-40f;
+            else if (rnd() % 13 == 0)
+                v *= 50;
+            y[b * 32 + i] = i == 31 && b % 4 == 1 ? -126.5f : v;
+        }
+    eng__quantize_act(y, NB * 32, q1);
+    eng__quantize_act_c(y, NB * 32, q2);
+    int same = 0;
+    for (int b = 0; b < NB; b++)
+        same += memcmp(&q1[b].d, &q2[b].d, sizeof(float)) == 0 && q1[b].s[0] == q2[b].s[0] &&
+                q1[b].s[1] == q2[b].s[1] && memcmp(q1[b].q, q2[b].q, 32) == 0;
+    CHECK_EQ_I(same, NB);
+    free(y);
+    free(q1);
+    free(q2);
 }
 
 int main(void) {
@@ -209,12 +236,17 @@ int main(void) {
         printf("path %s (%s)\n", paths[p], k->name);
         CHECK(k->qgemm != NULL);
         for (size_t t = 0; t < sizeof TYPES / sizeof *TYPES; t++) {
-            const int Ms[] = {1, 3, 33}, Ns[] = {1, 5, 17}, Ks[] = {256, 512, 768};
-            for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++)
+            /* M >= 4 and N >= 8 reach the register-tiled kernels (cpu/qtile.c):
+             * 4-row groups, a 1-3 row tail, 8-column groups and a column tail. */
+            const int Ms[] = {1, 3, 6, 33}, Ns[] = {1, 5, 17, 24}, Ks[] = {256, 512, 768};
+            for (int a = 0; a < 4; a++)
+                for (int b = 0; b < 4; b++)
                     for (int c = 0; c < 3; c++)
                         for (int acc = 0; acc < 2; acc++)
                             CHECK_EQ_I(check_path(k, &TYPES[t], Ms[a], Ns[b], Ks[c], acc), 0);
+            /* K over several of the tiled kernels' 64-block chunks, the last partial. */
+            for (int acc = 0; acc < 2; acc++)
+                CHECK_EQ_I(check_path(k, &TYPES[t], 9, 16, 4608, acc), 0);
             if (TYPES[t].qk == 32) /* a row of 3 blocks: no 256 alignment needed */
                 CHECK_EQ_I(check_path(k, &TYPES[t], 33, 5, 96, false), 0);
             printf("  %-5s worst error / bound: vs quantised-activation ref %.3f, vs float ref "
