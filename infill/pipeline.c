@@ -4,6 +4,7 @@
 #include "dgemma_fim.h"
 #include "flag.h"
 #include "infill.h"
+#include "kvstore.h"
 #include "source.h"
 
 #include <limits.h>
@@ -23,9 +24,14 @@ struct ifl_model {
     ifl_cost cost;
     ifl_step_wrap_fn wrap;
     void *wrap_ud;
-    eng_dg_ctx *dg; /* DiffusionGemma: its passes instead of ctx/diff (dgemma_fim.c) */
-    int n_starved;  /* requests refused ("no step fits") since the last run */
+    eng_dg_ctx *dg;  /* DiffusionGemma: its passes instead of ctx/diff (dgemma_fim.c) */
+    int n_starved;   /* requests refused ("no step fits") since the last run */
+    ifl_kvstore *kv; /* context K/V kept between requests */
+    int32_t *kv_canvas;
 };
+
+ifl_kvstore *ifl_model_kv(ifl_model *m) { return m ? m->kv : NULL; }
+eng_ctx *ifl_model_ctx(ifl_model *m) { return m ? m->ctx : NULL; }
 
 void ifl_model_opts_default(ifl_model_opts *o) {
     memset(o, 0, sizeof *o);
@@ -114,6 +120,15 @@ ifl_model *ifl_model_open(const char *dir, const ifl_model_opts *o, eng_error *e
     m->diff = eng_diffuser_new(&m->info, m->max_batch, m->max_len, err);
     if (!m->diff || ifl__set_strip(m, err) != BASE_OK)
         goto fail;
+    ifl_kv_opts kvo;
+    ifl_kv_opts_default(&kvo);
+    m->kv = ifl_kv_new(&kvo, eng_ctx_kv_row_floats(m->ctx));
+    m->kv_canvas = malloc(sizeof(int32_t) * (size_t)m->max_len);
+    if (!m->kv || !m->kv_canvas) {
+        err->status = BASE_ERR_NOMEM;
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        goto fail;
+    }
     /* Until measured: about 10 ms per row per GB of weights, a CPU's order. */
     memset(&m->cost, 0, sizeof m->cost);
     m->cost.scale = 1.0;
@@ -138,6 +153,8 @@ void ifl_model_close(ifl_model *m) {
     if (!m)
         return;
     eng_diffuser_free(m->diff);
+    ifl_kv_free(m->kv);
+    free(m->kv_canvas);
     eng_ctx_free(m->ctx);
     eng_dg_ctx_free(m->dg);
     eng_model_free(m->model);
@@ -570,7 +587,59 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
     eng_diff_result dr;
     eng_ctx_set_cancel(m->ctx, cancel);
     uint64_t t1 = base_now_ns();
+    /* Context K/V kept from the document's last run: import the rows the
+     * store matched and re-encode one window (kvstore.h). */
+    ifl_kv_plan kvp;
+    int kv_len = 0, kv_hs = 0;
+    bool kv_use = false;
+    if (r->kv_key && m->kv && ifl_kv_get_opts(m->kv)->enabled && p.mode == ENG_CACHE_CACHED &&
+        (p.alg == ENG_ALG_DEFAULT ? eng_alg_default(&m->info) : p.alg) != ENG_ALG_DREAMON) {
+        kv_len = eng_diff_layout(&m->info, &prompt, p.n_hole, m->kv_canvas, m->max_len, &kv_hs);
+        if (kv_len > 0 && ifl_kv_plan_canvas(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs,
+                                             p.n_hole, &kvp) == BASE_OK) {
+            kv_use = true;
+            if (kvp.warm) {
+                int n_saved = 0;
+                const float *saved = ifl_kv_rows(m->kv, r->kv_key, &n_saved);
+                eng_batch kb = {p.candidates, kv_len, NULL, NULL};
+                /* every candidate row starts as the layout */
+                int32_t *kt = malloc(sizeof(int32_t) * (size_t)p.candidates * (size_t)kv_len);
+                base_status ks = kt ? BASE_OK : BASE_ERR_NOMEM;
+                if (kt) {
+                    for (int b = 0; b < p.candidates; b++)
+                        memcpy(kt + (size_t)b * kv_len, m->kv_canvas,
+                               sizeof(int32_t) * (size_t)kv_len);
+                    kb.tokens = kt;
+                    ks = eng_ctx_kv_import(m->ctx, &kb, saved, kvp.src, n_saved);
+                }
+                free(kt);
+                if (ks == BASE_OK) {
+                    p.warm_lo = kvp.lo;
+                    p.warm_hi = kvp.hi;
+                } else {
+                    kvp.warm = false;
+                    kvp.why = ks == BASE_ERR_UNSUPPORTED ? "off" : "cold";
+                    kvp.reused = kvp.shifted = 0;
+                    kvp.reencoded = kv_len;
+                }
+            }
+            out->kv_why = kvp.why;
+            out->kv_reused = kvp.reused;
+            out->kv_shifted = kvp.shifted;
+            out->kv_reencoded = kvp.warm ? kvp.reencoded : kv_len;
+        }
+    }
     st = eng_diffuse(m->diff, &stp, &prompt, &p, &dr);
+    if (kv_use) {
+        if (st == BASE_OK) {
+            base_status ks =
+                ifl_kv_save(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs, p.n_hole, &kvp, m->ctx);
+            if (ks != BASE_OK)
+                BASE_LOGW("ifl", "context K/V not kept (%s)", base_status_str(ks));
+        } else {
+            ifl_kv_forget(m->kv, r->kv_key); /* the cache holds a partial pass */
+        }
+    }
     out->t.diffuse_ms = base_ms_since(t1);
     eng_ctx_set_cancel(m->ctx, NULL);
     if (r->partial) {
@@ -868,6 +937,7 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
         tr.params.temperature = 0.6f; /* distinct candidates need noise */
     tr.partial = r->partial;
     tr.partial_ud = r->partial_ud;
+    tr.kv_key = r->doc_key;
     ifl_plan_in pin;
     base_status st = BASE_OK;
     int n_ctx = 0; /* prefix + suffix tokens before any cut: what the planner sizes */
