@@ -16,6 +16,7 @@ typedef struct ifl__kv_doc {
     int len;
     size_t bytes;
     uint64_t used; /* LRU clock */
+    ifl_kv_anchor an;
 } ifl__kv_doc;
 
 struct ifl_kvstore {
@@ -121,6 +122,14 @@ const float *ifl_kv_rows(const ifl_kvstore *s, const char *key, int *n_rows) {
         return NULL;
     *n_rows = s->docs[i].len;
     return s->docs[i].rows;
+}
+
+bool ifl_kv_anchor_get(const ifl_kvstore *s, const char *key, ifl_kv_anchor *a) {
+    int i = s && key ? ifl__kv_find(s, key) : -1;
+    if (i < 0)
+        return false;
+    *a = s->docs[i].an;
+    return true;
 }
 
 /* ---- alignment ------------------------------------------------------------------ */
@@ -319,7 +328,7 @@ static void ifl__kv_evict(ifl_kvstore *s, int keep) {
 }
 
 base_status ifl_kv_save(ifl_kvstore *s, const char *key, const int32_t *canvas, int len, int hs,
-                        int n_hole, const ifl_kv_plan *pl, eng_ctx *ctx) {
+                        int n_hole, const ifl_kv_plan *pl, eng_ctx *ctx, const ifl_kv_anchor *an) {
     if (!s->o.enabled || !key)
         return BASE_OK;
     const size_t bytes = (size_t)len * s->row_floats * sizeof(float);
@@ -387,6 +396,10 @@ base_status ifl_kv_save(ifl_kvstore *s, const char *key, const int32_t *canvas, 
     d->len = len;
     d->bytes = bytes;
     d->used = ++s->clock;
+    if (an)
+        d->an = *an;
+    else
+        memset(&d->an, 0, sizeof d->an);
     s->st.bytes += bytes;
     ifl__kv_evict(s, di);
     return BASE_OK;

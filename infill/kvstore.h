@@ -57,11 +57,22 @@ base_status ifl_kv_plan_canvas(ifl_kvstore *s, const char *key, const int32_t *c
                                int hs, int n_hole, ifl_kv_plan *pl);
 /* The saved rows of key's canvas (what pl->src indexes), or NULL. */
 const float *ifl_kv_rows(const ifl_kvstore *s, const char *key, int *n_rows);
+/* Where the document's context was cut for the kept canvas: bytes dropped
+ * from the prefix's start and from the suffix's end, with the text right
+ * after the one and before the other, so that the next request can keep the
+ * same cut when the document around it did not change (a stable anchor:
+ * typing and cursor moves then only add and drop rows inside the canvas). */
+typedef struct ifl_kv_anchor {
+    size_t prefix_cut, suffix_cut;
+    char head[48], tail[48];
+    int n_head, n_tail;
+} ifl_kv_anchor;
+bool ifl_kv_anchor_get(const ifl_kvstore *s, const char *key, ifl_kv_anchor *a);
 /* Keeps canvas with the K/V ctx holds after a run planned as pl (rows of
  * ctx's sequence 0). Over the document budget: nothing is kept. Evicts
  * other documents past the global budget. */
 base_status ifl_kv_save(ifl_kvstore *s, const char *key, const int32_t *canvas, int len, int hs,
-                        int n_hole, const ifl_kv_plan *pl, eng_ctx *ctx);
+                        int n_hole, const ifl_kv_plan *pl, eng_ctx *ctx, const ifl_kv_anchor *an);
 /* Drops key's canvas (document closed). */
 void ifl_kv_forget(ifl_kvstore *s, const char *key);
 

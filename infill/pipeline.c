@@ -322,6 +322,64 @@ static base_status ifl__cut_suffix(const eng_tokenizer *t, const char *s, size_t
 
 /* ---- one infill from text ------------------------------------------------------- */
 
+/* The cut's anchor: what follows the prefix cut and precedes the suffix cut. */
+static void ifl__anchor_of(const ifl_text_req *r, const ifl_text_res *out, ifl_kv_anchor *an) {
+    memset(an, 0, sizeof *an);
+    an->prefix_cut = out->prefix_cut;
+    an->suffix_cut = out->suffix_cut;
+    if (r->prefix_ids || r->suffix_ids)
+        return;
+    size_t hp = r->prefix_len - BASE_MIN(out->prefix_cut, r->prefix_len);
+    an->n_head = (int)BASE_MIN(hp, sizeof an->head);
+    memcpy(an->head, r->prefix + out->prefix_cut, (size_t)an->n_head);
+    size_t ts = r->suffix_len - BASE_MIN(out->suffix_cut, r->suffix_len);
+    an->n_tail = (int)BASE_MIN(ts, sizeof an->tail);
+    memcpy(an->tail, r->suffix + ts - (size_t)an->n_tail, (size_t)an->n_tail);
+}
+
+/* Keeps the document's last cut (bytes dropped from the prefix's start and
+ * the suffix's end) when the text at both cuts is unchanged and the context
+ * still fits: typing and small cursor moves then only add or drop rows
+ * inside the canvas, which the kept K/V absorbs, instead of moving its
+ * edges. Refused (a fresh cut) when the prefix or suffix would fall below
+ * half of its share, which is what a jump does. */
+static bool ifl__anchored_cut(ifl_model *m, const ifl_text_req *r, int budget, int32_t **pre,
+                              int *n_pre, int32_t **suf, int *n_suf, ifl_text_res *out) {
+    ifl_kv_anchor an;
+    if (!ifl_kv_anchor_get(m->kv, r->kv_key, &an) || !r->prefix || !r->suffix)
+        return false;
+    size_t a = an.prefix_cut, c = an.suffix_cut;
+    if (a > r->prefix_len || c > r->suffix_len || (a > 0 && r->prefix[a - 1] != '\n'))
+        return false;
+    size_t hp = r->prefix_len - a, ts = r->suffix_len - c;
+    if ((size_t)an.n_head != BASE_MIN(hp, sizeof an.head) ||
+        memcmp(r->prefix + a, an.head, (size_t)an.n_head) != 0 ||
+        (size_t)an.n_tail != BASE_MIN(ts, sizeof an.tail) ||
+        memcmp(r->suffix + ts - (size_t)an.n_tail, an.tail, (size_t)an.n_tail) != 0)
+        return false;
+    int32_t *p = NULL, *s = NULL;
+    int np = 0, ns = 0;
+    if (ifl__tokenize(m->tok, r->prefix + a, hp, &p, &np) != BASE_OK ||
+        ifl__tokenize(m->tok, r->suffix, ts, &s, &ns) != BASE_OK) {
+        free(p);
+        free(s);
+        return false;
+    }
+    const int kp = budget - budget / 4, ks = budget / 4;
+    if (np + ns > budget || (a > 0 && np < kp / 2) || (c > 0 && ns < ks / 2)) {
+        free(p);
+        free(s);
+        return false;
+    }
+    *pre = p;
+    *n_pre = np;
+    *suf = s;
+    *n_suf = ns;
+    out->prefix_cut = a;
+    out->suffix_cut = c;
+    return true;
+}
+
 /* Detokenizes ids, skipping ids the tokenizer has no text for (the embedding's
  * padding rows past the vocabulary, which a random or untrained model may
  * pick) and added tokens, special or not (partial texts show no
@@ -514,6 +572,9 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         st = BASE_ERR_TOO_LARGE;
         goto done;
     }
+    const bool kv_on =
+        r->kv_key && m->kv && ifl_kv_get_opts(m->kv)->enabled && p.mode == ENG_CACHE_CACHED &&
+        (p.alg == ENG_ALG_DEFAULT ? eng_alg_default(&m->info) : p.alg) != ENG_ALG_DREAMON;
     if (r->prefix_ids || r->suffix_ids) {
         n_pre = r->prefix_ids ? r->n_prefix_ids : 0;
         n_suf = r->suffix_ids ? r->n_suffix_ids : 0;
@@ -530,6 +591,8 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
             memcpy(suf, r->suffix_ids, sizeof(int32_t) * (size_t)ks);
         n_pre = kp;
         n_suf = ks;
+    } else if (kv_on && ifl__anchored_cut(m, r, budget, &pre, &n_pre, &suf, &n_suf, out)) {
+        /* the last request's cut still fits: kept (a stable anchor) */
     } else {
         int np0 = 0, ns0 = 0;
         st = ifl__tokenize(m->tok, r->prefix ? r->prefix : "", r->prefix_len, &pre, &np0);
@@ -541,6 +604,10 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         ifl_budget_split(budget, np0, ns0, &kp, &ks);
         n_pre = np0;
         n_suf = ns0;
+        /* With kept K/V a cut leaves room for typing: the next requests keep
+         * this one's start (ifl__anchored_cut) until the prefix fills kp. */
+        if (kv_on && np0 > kp)
+            kp -= kp / 8;
         if (np0 > kp) {
             free(pre);
             pre = NULL;
@@ -592,8 +659,7 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
     ifl_kv_plan kvp;
     int kv_len = 0, kv_hs = 0;
     bool kv_use = false;
-    if (r->kv_key && m->kv && ifl_kv_get_opts(m->kv)->enabled && p.mode == ENG_CACHE_CACHED &&
-        (p.alg == ENG_ALG_DEFAULT ? eng_alg_default(&m->info) : p.alg) != ENG_ALG_DREAMON) {
+    if (kv_on) {
         kv_len = eng_diff_layout(&m->info, &prompt, p.n_hole, m->kv_canvas, m->max_len, &kv_hs);
         if (kv_len > 0 && ifl_kv_plan_canvas(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs,
                                              p.n_hole, &kvp) == BASE_OK) {
@@ -632,8 +698,10 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
     st = eng_diffuse(m->diff, &stp, &prompt, &p, &dr);
     if (kv_use) {
         if (st == BASE_OK) {
-            base_status ks =
-                ifl_kv_save(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs, p.n_hole, &kvp, m->ctx);
+            ifl_kv_anchor an;
+            ifl__anchor_of(r, out, &an);
+            base_status ks = ifl_kv_save(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs, p.n_hole,
+                                         &kvp, m->ctx, &an);
             if (ks != BASE_OK)
                 BASE_LOGW("ifl", "context K/V not kept (%s)", base_status_str(ks));
         } else {

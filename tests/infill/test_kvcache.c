@@ -86,7 +86,10 @@ typedef struct run_out {
     int n_tokens;
     int32_t canvas[512];
     int len, hs;
+    size_t prefix_cut, suffix_cut;
 } run_out;
+
+static int CTX_BUDGET; /* 0: the whole context fits */
 
 /* One request on document key (NULL: no store) with the hole between pre
  * and suf; fills o with the store's figures and the canvas it ran. */
@@ -104,13 +107,18 @@ static void run(const char *key, const char *pre, const char *suf, eng_cache_mod
     r.params.steps = 4;
     r.params.mode = mode;
     r.kv_key = key;
+    r.ctx_budget = CTX_BUDGET;
     ifl_text_res res;
     base_status st = ifl_infill_text(M, &r, NULL, &res);
     CHECK_EQ_I(st, BASE_OK);
     if (st != BASE_OK)
         return;
-    CHECK_EQ_I(res.prefix_cut, 0);
-    CHECK_EQ_I(res.suffix_cut, 0);
+    if (!CTX_BUDGET) {
+        CHECK_EQ_I(res.prefix_cut, 0);
+        CHECK_EQ_I(res.suffix_cut, 0);
+    }
+    o->prefix_cut = res.prefix_cut;
+    o->suffix_cut = res.suffix_cut;
     o->why = res.kv_why;
     o->reused = res.kv_reused;
     o->shifted = res.kv_shifted;
@@ -120,8 +128,11 @@ static void run(const char *key, const char *pre, const char *suf, eng_cache_mod
     /* the canvas it ran: the same layout from the same tokens */
     int32_t *p = NULL, *s = NULL;
     size_t np = 0, ns = 0;
-    CHECK_EQ_I(eng_tokenize(ifl_model_tokenizer(M), pre, strlen(pre), &p, &np), BASE_OK);
-    CHECK_EQ_I(eng_tokenize(ifl_model_tokenizer(M), suf, strlen(suf), &s, &ns), BASE_OK);
+    CHECK_EQ_I(eng_tokenize(ifl_model_tokenizer(M), pre + res.prefix_cut,
+                            strlen(pre) - res.prefix_cut, &p, &np),
+               BASE_OK);
+    CHECK_EQ_I(eng_tokenize(ifl_model_tokenizer(M), suf, strlen(suf) - res.suffix_cut, &s, &ns),
+               BASE_OK);
     eng_diff_prompt pr = {p, (int)np, s, (int)ns};
     o->len = eng_diff_layout(INFO, &pr, 8, o->canvas, 512, &o->hs);
     free(p);
@@ -358,6 +369,55 @@ static void test_stale_budget(void) {
     CHECK_EQ_I(st.docs, 0);
 }
 
+/* A document larger than the context: the cut is kept while typing and
+ * moving a line up or down (every row outside the window reused), and a
+ * jump to the far start cuts afresh. */
+static void test_anchor(void) {
+    set_opts(4, 1000, 2.0, (size_t)64 << 20, (size_t)256 << 20);
+    ifl_kv_clear(ifl_model_kv(M));
+    static char doc[16384];
+    size_t n = 0;
+    for (int i = 0; i < 120; i++)
+        n += (size_t)snprintf(doc + n, sizeof doc - n, "    total += values[%d] * %d;\n", i, i % 7);
+    CTX_BUDGET = 160;
+    /* the cursor at the start of line 60, then typing, then a line down
+     * and two up */
+    size_t line[121];
+    line[0] = 0;
+    for (int i = 0, k = 1; i < (int)n; i++)
+        if (doc[i] == '\n')
+            line[k++] = (size_t)i + 1;
+    char pre[16384], typed[64] = "";
+    const size_t at[6] = {line[60], line[60], line[60], line[61], line[59], line[2]};
+    const char *typ[6] = {"", "    x", "    x = 1", "", "", ""};
+    const char *want[6] = {"cold", "warm", "warm", "warm", "warm", NULL};
+    size_t cut0 = 0, scut0 = 0;
+    before b;
+    for (int t = 0; t < 6; t++) {
+        snprintf(typed, sizeof typed, "%s", typ[t]);
+        snprintf(pre, sizeof pre, "%.*s%s", (int)at[t], doc, typed);
+        run_out o;
+        run("long", pre, doc + at[t], ENG_CACHE_CACHED, &o);
+        if (t == 0) {
+            CHECK(o.prefix_cut > 0);
+            CHECK(o.suffix_cut > 0);
+            cut0 = o.prefix_cut;
+            scut0 = o.suffix_cut;
+        } else if (t < 5) {
+            CHECK_STR(o.why, want[t]);
+            CHECK_EQ_U(o.prefix_cut, cut0);  /* the same first line */
+            CHECK_EQ_U(o.suffix_cut, scut0); /* the same last line */
+            check_warm(&b, &o, 0x7fff);
+            CHECK(o.reused >= o.len / 2);
+        } else {
+            CHECK(o.prefix_cut != cut0);
+            CHECK(strcmp(o.why, "warm") != 0 || o.reused < o.len / 2);
+        }
+        snap(&b, &o);
+    }
+    CTX_BUDGET = 0;
+}
+
 int main(void) {
     test_align();
     if (!tm_have_tokenizer()) {
@@ -413,6 +473,7 @@ int main(void) {
     crs[k] = 0;
     test_edits(crp, crs, "static int z = 3;\r\n\r\n",
                "// \xce\xb1\xce\xb2\xce\xb3 \xe2\x82\xac\r\n");
+    test_anchor();
     test_refresh_exact();
     test_stale_budget();
     fprintf(stderr, "largest layer-0 K/V relative error of a reused row: %.3g\n", WORST);
