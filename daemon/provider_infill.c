@@ -6,6 +6,9 @@
  * candidates post-processed on the loop thread with each session's
  * per-document syntax trees (ifl_syntax on lsp_server_docs); the worker only
  * runs the model. */
+/* Context K/V kept between requests ("contextCache"): off until measured
+ * (docs/PERFORMANCE.md "Context K/V kept between requests"). */
+#define DMN_CONTEXT_CACHE_DEFAULT false
 #include "config.h"
 #include "infill.h"
 #include "provider.h"
@@ -552,6 +555,17 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
     const char *mode = o ? json_string_value(json_object_get(o->all, "mode")) : NULL;
     if (mode && strcmp(mode, "exact") == 0)
         r.mode = ENG_CACHE_EXACT;
+    /* "contextCache": keep the document's context K/V for its next request
+     * (infill/kvstore.h; budgets "contextCacheMiB" / "contextCacheDocMiB"). */
+    json_t *cc = o ? json_object_get(o->all, "contextCache") : NULL;
+    if (json_is_boolean(cc) ? json_is_true(cc) : DMN_CONTEXT_CACHE_DEFAULT)
+        r.doc_key = key;
+    json_t *ccm = o ? json_object_get(o->all, "contextCacheMiB") : NULL;
+    json_t *ccd = o ? json_object_get(o->all, "contextCacheDocMiB") : NULL;
+    if (json_is_integer(ccm) && json_integer_value(ccm) > 0 && json_integer_value(ccm) < 1 << 20)
+        r.kv_total_mib = (int)json_integer_value(ccm);
+    if (json_is_integer(ccd) && json_integer_value(ccd) > 0 && json_integer_value(ccd) < 1 << 20)
+        r.kv_doc_mib = (int)json_integer_value(ccd);
     const char *growth = o ? json_string_value(json_object_get(o->all, "holeGrowth")) : NULL;
     r.grow_extend = growth && strcmp(growth, "extend") == 0;
     r.want_partial = req->want_partial && !sel;
@@ -815,6 +829,13 @@ json_t *dmn_plan_json(const ifl_doc_res *res, double latency_ms) {
         json_object_set_new(j, "fullForwards", json_integer(res->raw.n_forward_full));
         json_object_set_new(j, "windowForwards", json_integer(res->raw.n_forward_window));
         json_object_set_new(j, "rowsComputed", json_integer(res->raw.rows_computed));
+        if (res->raw.kv_why) {
+            /* the context K/V kept between requests: the last run's decision */
+            json_object_set_new(j, "contextCache", json_string(res->raw.kv_why));
+            json_object_set_new(j, "rowsReused", json_integer(res->raw.kv_reused));
+            json_object_set_new(j, "rowsShifted", json_integer(res->raw.kv_shifted));
+            json_object_set_new(j, "rowsReencoded", json_integer(res->raw.kv_reencoded));
+        }
     }
     if (j && latency_ms >= 0) {
         json_object_set_new(j, "latencyMs", json_real(latency_ms));

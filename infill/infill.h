@@ -233,8 +233,10 @@ typedef struct ifl_doc_req {
      * deadline_ns); the planner sizes the request to it (0 = none). */
     int time_budget_ms;
     /* Document key for the context K/V kept between requests (cached mode;
-     * NULL = none, e.g. the CLI). Worker jobs copy it. */
+     * NULL = none, e.g. the CLI). Worker jobs copy it. The budgets (MiB; 0 =
+     * 64 per document, 256 in all) apply to the model's whole store. */
     const char *doc_key;
+    int kv_doc_mib, kv_total_mib;
     uint64_t received_ns; /* base_now_ns() when the daemon received the request (0 = at start) */
     void (*partial)(void *ud, const char *text, size_t len, int step, int steps);
     void *partial_ud;

@@ -1006,6 +1006,15 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
     tr.partial = r->partial;
     tr.partial_ud = r->partial_ud;
     tr.kv_key = r->doc_key;
+    if (r->doc_key && m->kv) {
+        ifl_kv_opts ko = *ifl_kv_get_opts(m->kv);
+        ifl_kv_opts def;
+        ifl_kv_opts_default(&def);
+        ko.enabled = true;
+        ko.doc_bytes = r->kv_doc_mib > 0 ? (size_t)r->kv_doc_mib << 20 : def.doc_bytes;
+        ko.total_bytes = r->kv_total_mib > 0 ? (size_t)r->kv_total_mib << 20 : def.total_bytes;
+        ifl_kv_set_opts(m->kv, &ko);
+    }
     ifl_plan_in pin;
     base_status st = BASE_OK;
     int n_ctx = 0; /* prefix + suffix tokens before any cut: what the planner sizes */
