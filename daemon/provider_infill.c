@@ -743,6 +743,18 @@ void dmn_provider_doctor(const json_t *settings, FILE *f) {
     int ctx_max = in->max_context > 0 && in->max_context < 2048 ? in->max_context : 2048;
     fprintf(f, "context K/V: %llu bytes per token (F32), %.1f MiB for %d tokens\n",
             (unsigned long long)kv_tok, (double)kv_tok * ctx_max / (1024.0 * 1024.0), ctx_max);
+    /* The store of contexts kept between requests (setting contextCache). */
+    const double per_doc = (double)kv_tok * ctx_max / (1024.0 * 1024.0);
+    const int doc_mib = 64, total_mib = 256; /* ifl_kv_opts_default */
+    fprintf(f,
+            "context K/V kept between requests (contextCache %s): budgets %d MiB per "
+            "document, %d MiB in all: ",
+            DMN_CONTEXT_CACHE_DEFAULT ? "on" : "off", doc_mib, total_mib);
+    if (per_doc > doc_mib)
+        fprintf(f, "a full context exceeds one document's budget (not kept)\n");
+    else
+        fprintf(f, "%d documents with full contexts\n",
+                per_doc > 0 ? (int)(total_mib / per_doc) : 0);
     eng_model_free(m);
 }
 

@@ -47,6 +47,9 @@ typedef struct ifl_plan_in {
     int extra;  /* canvas tokens beyond context and hole (specials) */
     int shift;  /* 1 for families whose row i - 1 predicts token i */
     bool exact; /* every step is a full forward */
+    /* > 0: the document's context K/V is kept (kvstore.h), so a "full" step
+     * recomputes about this many rows instead of the whole canvas */
+    int warm_rows;
 } ifl_plan_in;
 
 typedef struct ifl_plan {

@@ -974,6 +974,12 @@ static void ifl__plan_in(const ifl_model *m, const ifl_text_req *tr, int n, int 
         in->block = 0;
     in->shift = m->info.shift_logits ? 1 : 0;
     in->exact = tr->params.mode == ENG_CACHE_EXACT || a == ENG_ALG_DREAMON;
+    /* A kept context: the first step re-encodes the hole, a margin and the
+     * edit (estimated; the store decides in ifl_infill_text). */
+    ifl_kv_anchor an;
+    if (!in->exact && tr->kv_key && m->kv && ifl_kv_get_opts(m->kv)->enabled &&
+        ifl_kv_anchor_get(m->kv, tr->kv_key, &an))
+        in->warm_rows = cap + 2 * ifl_kv_get_opts(m->kv)->margin + 32;
 }
 
 /* The local source: main's engine run, planned from the cost model when the
