@@ -539,6 +539,11 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
         /* Per-request budgets: "maxSteps" (denoising steps) and the latency
          * budget (wall time from when the daemon received the request:
          * "latencyBudgetMs" per trigger, "timeBudgetMs" overriding both). */
+        /* "maxHole": cap on the span's token budget and its growth (the
+         * benchmark's fixed hole, to match an AR server's n_predict). */
+        json_t *mh = json_object_get(o->all, "maxHole");
+        if (json_is_integer(mh) && json_integer_value(mh) > 0 && json_integer_value(mh) <= 4096)
+            r.max_hole = (int)json_integer_value(mh);
         json_t *ms = json_object_get(o->all, "maxSteps");
         json_t *tb = json_object_get(o->all, "timeBudgetMs");
         if (json_is_integer(ms) && json_integer_value(ms) > 0)
