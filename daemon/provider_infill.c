@@ -571,6 +571,9 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
         r.kv_total_mib = (int)json_integer_value(ccm);
     if (json_is_integer(ccd) && json_integer_value(ccd) > 0 && json_integer_value(ccd) < 1 << 20)
         r.kv_doc_mib = (int)json_integer_value(ccd);
+    json_t *ccw = o ? json_object_get(o->all, "contextCacheMargin") : NULL;
+    if (json_is_integer(ccw) && json_integer_value(ccw) > 0 && json_integer_value(ccw) <= 4096)
+        r.kv_margin = (int)json_integer_value(ccw);
     const char *growth = o ? json_string_value(json_object_get(o->all, "holeGrowth")) : NULL;
     r.grow_extend = growth && strcmp(growth, "extend") == 0;
     r.want_partial = req->want_partial && !sel;

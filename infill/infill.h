@@ -240,6 +240,7 @@ typedef struct ifl_doc_req {
      * 64 per document, 256 in all) apply to the model's whole store. */
     const char *doc_key;
     int kv_doc_mib, kv_total_mib;
+    int kv_margin;        /* rows re-encoded either side of the edit and the hole (0 = 16) */
     uint64_t received_ns; /* base_now_ns() when the daemon received the request (0 = at start) */
     void (*partial)(void *ud, const char *text, size_t len, int step, int steps);
     void *partial_ud;

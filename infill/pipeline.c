@@ -1019,6 +1019,7 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
         ko.enabled = true;
         ko.doc_bytes = r->kv_doc_mib > 0 ? (size_t)r->kv_doc_mib << 20 : def.doc_bytes;
         ko.total_bytes = r->kv_total_mib > 0 ? (size_t)r->kv_total_mib << 20 : def.total_bytes;
+        ko.margin = r->kv_margin > 0 ? r->kv_margin : def.margin;
         ifl_kv_set_opts(m->kv, &ko);
     }
     ifl_plan_in pin;
