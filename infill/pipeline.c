@@ -697,7 +697,9 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
     }
     st = eng_diffuse(m->diff, &stp, &prompt, &p, &dr);
     if (kv_use) {
-        if (st == BASE_OK) {
+        /* Only a run that stepped leaves this canvas's K/V in the cache (a
+         * hole filled by hole_init runs no step). */
+        if (st == BASE_OK && dr.n_forward_full + dr.n_forward_window > 0) {
             ifl_kv_anchor an;
             ifl__anchor_of(r, out, &an);
             base_status ks = ifl_kv_save(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs, p.n_hole,
