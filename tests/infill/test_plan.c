@@ -114,7 +114,7 @@ static void test_planner(void) {
     CHECK(p.run);
     CHECK_EQ_I(p.ctx_tokens, 1900);
     CHECK(p.full_ms < 0.25 * 200); /* not the 1,920-row forward (480 ms) */
-    in.exact = true; /* exact mode never reuses it */
+    in.exact = true;               /* exact mode never reuses it */
     ifl_plan_make(&slowish, &in, &p);
     CHECK(p.ctx_tokens < 1900 || !p.run);
 
