@@ -6,6 +6,9 @@
  * candidates post-processed on the loop thread with each session's
  * per-document syntax trees (ifl_syntax on lsp_server_docs); the worker only
  * runs the model. */
+/* Context K/V kept between requests ("contextCache"): off until measured
+ * (docs/PERFORMANCE.md "Context K/V kept between requests"). */
+#define DMN_CONTEXT_CACHE_DEFAULT false
 #include "config.h"
 #include "dgemma.h"
 #include "infill.h"
@@ -538,6 +541,11 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
         /* Per-request budgets: "maxSteps" (denoising steps) and the latency
          * budget (wall time from when the daemon received the request:
          * "latencyBudgetMs" per trigger, "timeBudgetMs" overriding both). */
+        /* "maxHole": cap on the span's token budget and its growth (the
+         * benchmark's fixed hole, to match an AR server's n_predict). */
+        json_t *mh = json_object_get(o->all, "maxHole");
+        if (json_is_integer(mh) && json_integer_value(mh) > 0 && json_integer_value(mh) <= 4096)
+            r.max_hole = (int)json_integer_value(mh);
         json_t *ms = json_object_get(o->all, "maxSteps");
         json_t *tb = json_object_get(o->all, "timeBudgetMs");
         if (json_is_integer(ms) && json_integer_value(ms) > 0)
@@ -558,6 +566,20 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
     const char *dgi = o ? json_string_value(json_object_get(o->all, "dgemmaInfill")) : NULL;
     if (dgi && !ifl_dg_infill_parse(dgi, &r.dg_infill))
         r.dg_infill = IFL_DG_INFILL_PROMPT;
+    /* "contextCache": keep the document's context K/V for its next request
+     * (infill/kvstore.h; budgets "contextCacheMiB" / "contextCacheDocMiB"). */
+    json_t *cc = o ? json_object_get(o->all, "contextCache") : NULL;
+    if (json_is_boolean(cc) ? json_is_true(cc) : DMN_CONTEXT_CACHE_DEFAULT)
+        r.doc_key = key;
+    json_t *ccm = o ? json_object_get(o->all, "contextCacheMiB") : NULL;
+    json_t *ccd = o ? json_object_get(o->all, "contextCacheDocMiB") : NULL;
+    if (json_is_integer(ccm) && json_integer_value(ccm) > 0 && json_integer_value(ccm) < 1 << 20)
+        r.kv_total_mib = (int)json_integer_value(ccm);
+    if (json_is_integer(ccd) && json_integer_value(ccd) > 0 && json_integer_value(ccd) < 1 << 20)
+        r.kv_doc_mib = (int)json_integer_value(ccd);
+    json_t *ccw = o ? json_object_get(o->all, "contextCacheMargin") : NULL;
+    if (json_is_integer(ccw) && json_integer_value(ccw) > 0 && json_integer_value(ccw) <= 4096)
+        r.kv_margin = (int)json_integer_value(ccw);
     const char *growth = o ? json_string_value(json_object_get(o->all, "holeGrowth")) : NULL;
     r.grow_extend = growth && strcmp(growth, "extend") == 0;
     r.want_partial = req->want_partial && !sel;
@@ -777,6 +799,18 @@ void dmn_provider_doctor(const json_t *settings, FILE *f) {
     int ctx_max = in->max_context > 0 && in->max_context < 2048 ? in->max_context : 2048;
     fprintf(f, "context K/V: %llu bytes per token (F32), %.1f MiB for %d tokens\n",
             (unsigned long long)kv_tok, (double)kv_tok * ctx_max / (1024.0 * 1024.0), ctx_max);
+    /* The store of contexts kept between requests (setting contextCache). */
+    const double per_doc = (double)kv_tok * ctx_max / (1024.0 * 1024.0);
+    const int doc_mib = 64, total_mib = 256; /* ifl_kv_opts_default */
+    fprintf(f,
+            "context K/V kept between requests (contextCache %s): budgets %d MiB per "
+            "document, %d MiB in all: ",
+            DMN_CONTEXT_CACHE_DEFAULT ? "on" : "off", doc_mib, total_mib);
+    if (per_doc > doc_mib)
+        fprintf(f, "a full context exceeds one document's budget (not kept)\n");
+    else
+        fprintf(f, "%d documents with full contexts\n",
+                per_doc > 0 ? (int)(total_mib / per_doc) : 0);
     eng_model_free(m);
 }
 
@@ -863,6 +897,13 @@ json_t *dmn_plan_json(const ifl_doc_res *res, double latency_ms) {
         json_object_set_new(j, "fullForwards", json_integer(res->raw.n_forward_full));
         json_object_set_new(j, "windowForwards", json_integer(res->raw.n_forward_window));
         json_object_set_new(j, "rowsComputed", json_integer(res->raw.rows_computed));
+        if (res->raw.kv_why) {
+            /* the context K/V kept between requests: the last run's decision */
+            json_object_set_new(j, "contextCache", json_string(res->raw.kv_why));
+            json_object_set_new(j, "rowsReused", json_integer(res->raw.kv_reused));
+            json_object_set_new(j, "rowsShifted", json_integer(res->raw.kv_shifted));
+            json_object_set_new(j, "rowsReencoded", json_integer(res->raw.kv_reencoded));
+        }
     }
     if (j && latency_ms >= 0) {
         json_object_set_new(j, "latencyMs", json_real(latency_ms));

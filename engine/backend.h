@@ -48,6 +48,11 @@ typedef struct eng_backend_i {
     base_status (*step)(eng_bctx *c, const eng_batch *batch, const eng_step_req *req,
                         eng_row_result *out);
     void (*set_cancel)(eng_bctx *c, const volatile int *flag); /* optional */
+    /* Context K/V kept between requests (engine.h eng_ctx_kv_*); optional. */
+    base_status (*kv_export)(eng_bctx *c, int n, float *out);
+    base_status (*kv_import)(eng_bctx *c, const eng_batch *batch, const float *saved,
+                             const int32_t *src, int n_saved);
+    base_status (*kv_row)(eng_bctx *c, int layer, int b, int i, float *k, float *v);
 } eng_backend_i;
 
 extern const eng_backend_i eng_backend_cpu;

@@ -96,6 +96,11 @@ typedef struct eng_diff_params {
      * so a run ends inside the deadline when the predictions hold. NULL: the
      * deadline is compared with the clock only. */
     double (*step_cost)(void *ud, int rows, int keys, int n_pos);
+    /* Cached mode, fixed canvas: when warm_hi > warm_lo the stepper's cache
+     * already holds this canvas's K/V (eng_ctx_kv_import) except possibly
+     * rows inside [warm_lo, warm_hi); every FULL step becomes a WINDOW step
+     * over that range joined with the hole (issue 19 item 2). */
+    int warm_lo, warm_hi;
     void *step_cost_ud;
     eng_diff_progress_fn progress;
     void *progress_ud;

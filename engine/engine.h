@@ -237,6 +237,25 @@ typedef struct eng_step_req {
 base_status eng_step(eng_ctx *c, const eng_batch *batch, const eng_step_req *req,
                      eng_row_result *out /* [n_pos] */);
 
+/* ---- context K/V kept between requests (issue 19 item 2) ------------------------
+ * A saved row holds, for every layer in order, K (after RoPE, at the row's
+ * canvas position) then V: eng_ctx_kv_row_floats floats. Only canvases
+ * without padding (every slot valid, position = slot). Backends without
+ * these entries (CUDA today) answer BASE_ERR_UNSUPPORTED and the caller
+ * runs a full forward as before. */
+size_t eng_ctx_kv_row_floats(const eng_ctx *c);
+/* Copies sequence 0's cached rows [0, n) of the last pass into out. */
+base_status eng_ctx_kv_export(eng_ctx *c, int n, float *out);
+/* Fills the cache of every sequence of batch: canvas slot i gets saved row
+ * src[i] (of n_saved, saved at position src[i]) with K re-rotated to
+ * position i, exact at layer 0 up to float rounding; src[i] < 0 leaves the
+ * slot for the WINDOW step that must follow, whose window has to cover every
+ * such slot. Marks the cache as holding batch's layout. */
+base_status eng_ctx_kv_import(eng_ctx *c, const eng_batch *batch, const float *saved,
+                              const int32_t *src, int n_saved);
+/* The cached K and V (kv_head * head_dim floats each) of one slot (tests). */
+base_status eng_ctx_kv_row(eng_ctx *c, int layer, int b, int i, float *k, float *v);
+
 /* Cancellation flag checked between layers by long forwards (may be NULL). */
 void eng_ctx_set_cancel(eng_ctx *c, const volatile int *flag);
 

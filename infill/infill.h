@@ -47,6 +47,9 @@ typedef struct ifl_plan_in {
     int extra;  /* canvas tokens beyond context and hole (specials) */
     int shift;  /* 1 for families whose row i - 1 predicts token i */
     bool exact; /* every step is a full forward */
+    /* > 0: the document's context K/V is kept (kvstore.h), so a "full" step
+     * recomputes about this many rows instead of the whole canvas */
+    int warm_rows;
 } ifl_plan_in;
 
 typedef struct ifl_plan {
@@ -84,6 +87,13 @@ typedef struct ifl_model_opts {
 } ifl_model_opts;
 
 void ifl_model_opts_default(ifl_model_opts *o);
+struct ifl_kv_opts;
+struct ifl_kvstore;
+/* The model's store of context K/V kept between requests (kvstore.h);
+ * NULL for DiffusionGemma. Options change through ifl_kv_set_opts. */
+struct ifl_kvstore *ifl_model_kv(ifl_model *m);
+/* The engine context (tests read its cache through eng_ctx_kv_row). */
+eng_ctx *ifl_model_ctx(ifl_model *m);
 /* NULL with err filled on failure. */
 ifl_model *ifl_model_open(const char *dir, const ifl_model_opts *o, eng_error *err);
 void ifl_model_close(ifl_model *m); /* NULL-safe */
@@ -149,6 +159,10 @@ typedef struct ifl_text_req {
     int ctx_budget; /* prefix + suffix tokens; 0 = the model's usable context minus the hole */
     eng_diff_params params;
     ifl_dg_infill dg_infill; /* DiffusionGemma only; pin mode: params.n_hole hole slots */
+    /* Document key (LSP uri) under which the context K/V is kept for the
+     * next request (cached mode; NULL = none). The context cut then keeps
+     * the last request's start line while it fits (a stable anchor). */
+    const char *kv_key;
     /* Partial text after each step (masks shown as IFL_MASK_PLACEHOLDER). */
     void (*partial)(void *ud, const char *text, size_t len, int step, int steps);
     void *partial_ud;
@@ -178,6 +192,12 @@ typedef struct ifl_text_res {
     long long rows_computed;  /* canvas rows recomputed by the forwards (eng_diff_result) */
     double predicted_step_ms; /* the cost model's prediction of t.step_ms (0 without one) */
     eng_alg alg;
+    /* Context K/V kept between requests (kv_key): the store's decision for
+     * the last run ("warm", "cold", "jump", "window", "stale", "off"; NULL
+     * without a key) and its rows: reused outside the window, of those
+     * shifted (re-rotated), and re-encoded by the first step. */
+    const char *kv_why;
+    int kv_reused, kv_shifted, kv_reencoded;
     /* DiffusionGemma: the entropy-bound sampler's settings of this run (for
      * --explain; eb.used is false for the mask-model families, which use alg) */
     struct {
@@ -233,6 +253,12 @@ typedef struct ifl_doc_req {
     /* Latency budget: deadline = received_ns + this (the earlier of it and
      * deadline_ns); the planner sizes the request to it (0 = none). */
     int time_budget_ms;
+    /* Document key for the context K/V kept between requests (cached mode;
+     * NULL = none, e.g. the CLI). Worker jobs copy it. The budgets (MiB; 0 =
+     * 64 per document, 256 in all) apply to the model's whole store. */
+    const char *doc_key;
+    int kv_doc_mib, kv_total_mib;
+    int kv_margin;        /* rows re-encoded either side of the edit and the hole (0 = 16) */
     uint64_t received_ns; /* base_now_ns() when the daemon received the request (0 = at start) */
     void (*partial)(void *ud, const char *text, size_t len, int step, int steps);
     void *partial_ud;

@@ -4,6 +4,7 @@
 #include "dgemma_fim.h"
 #include "flag.h"
 #include "infill.h"
+#include "kvstore.h"
 #include "source.h"
 
 #include <limits.h>
@@ -23,9 +24,14 @@ struct ifl_model {
     ifl_cost cost;
     ifl_step_wrap_fn wrap;
     void *wrap_ud;
-    eng_dg_ctx *dg; /* DiffusionGemma: its passes instead of ctx/diff (dgemma_fim.c) */
-    int n_starved;  /* requests refused ("no step fits") since the last run */
+    eng_dg_ctx *dg;  /* DiffusionGemma: its passes instead of ctx/diff (dgemma_fim.c) */
+    int n_starved;   /* requests refused ("no step fits") since the last run */
+    ifl_kvstore *kv; /* context K/V kept between requests */
+    int32_t *kv_canvas;
 };
+
+ifl_kvstore *ifl_model_kv(ifl_model *m) { return m ? m->kv : NULL; }
+eng_ctx *ifl_model_ctx(ifl_model *m) { return m ? m->ctx : NULL; }
 
 void ifl_model_opts_default(ifl_model_opts *o) {
     memset(o, 0, sizeof *o);
@@ -114,6 +120,15 @@ ifl_model *ifl_model_open(const char *dir, const ifl_model_opts *o, eng_error *e
     m->diff = eng_diffuser_new(&m->info, m->max_batch, m->max_len, err);
     if (!m->diff || ifl__set_strip(m, err) != BASE_OK)
         goto fail;
+    ifl_kv_opts kvo;
+    ifl_kv_opts_default(&kvo);
+    m->kv = ifl_kv_new(&kvo, eng_ctx_kv_row_floats(m->ctx));
+    m->kv_canvas = malloc(sizeof(int32_t) * (size_t)m->max_len);
+    if (!m->kv || !m->kv_canvas) {
+        err->status = BASE_ERR_NOMEM;
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        goto fail;
+    }
     /* Until measured: about 10 ms per row per GB of weights, a CPU's order. */
     memset(&m->cost, 0, sizeof m->cost);
     m->cost.scale = 1.0;
@@ -138,6 +153,8 @@ void ifl_model_close(ifl_model *m) {
     if (!m)
         return;
     eng_diffuser_free(m->diff);
+    ifl_kv_free(m->kv);
+    free(m->kv_canvas);
     eng_ctx_free(m->ctx);
     eng_dg_ctx_free(m->dg);
     eng_model_free(m->model);
@@ -304,6 +321,64 @@ static base_status ifl__cut_suffix(const eng_tokenizer *t, const char *s, size_t
 }
 
 /* ---- one infill from text ------------------------------------------------------- */
+
+/* The cut's anchor: what follows the prefix cut and precedes the suffix cut. */
+static void ifl__anchor_of(const ifl_text_req *r, const ifl_text_res *out, ifl_kv_anchor *an) {
+    memset(an, 0, sizeof *an);
+    an->prefix_cut = out->prefix_cut;
+    an->suffix_cut = out->suffix_cut;
+    if (r->prefix_ids || r->suffix_ids)
+        return;
+    size_t hp = r->prefix_len - BASE_MIN(out->prefix_cut, r->prefix_len);
+    an->n_head = (int)BASE_MIN(hp, sizeof an->head);
+    memcpy(an->head, r->prefix + out->prefix_cut, (size_t)an->n_head);
+    size_t ts = r->suffix_len - BASE_MIN(out->suffix_cut, r->suffix_len);
+    an->n_tail = (int)BASE_MIN(ts, sizeof an->tail);
+    memcpy(an->tail, r->suffix + ts - (size_t)an->n_tail, (size_t)an->n_tail);
+}
+
+/* Keeps the document's last cut (bytes dropped from the prefix's start and
+ * the suffix's end) when the text at both cuts is unchanged and the context
+ * still fits: typing and small cursor moves then only add or drop rows
+ * inside the canvas, which the kept K/V absorbs, instead of moving its
+ * edges. Refused (a fresh cut) when the prefix or suffix would fall below
+ * half of its share, which is what a jump does. */
+static bool ifl__anchored_cut(ifl_model *m, const ifl_text_req *r, int budget, int32_t **pre,
+                              int *n_pre, int32_t **suf, int *n_suf, ifl_text_res *out) {
+    ifl_kv_anchor an;
+    if (!ifl_kv_anchor_get(m->kv, r->kv_key, &an) || !r->prefix || !r->suffix)
+        return false;
+    size_t a = an.prefix_cut, c = an.suffix_cut;
+    if (a > r->prefix_len || c > r->suffix_len || (a > 0 && r->prefix[a - 1] != '\n'))
+        return false;
+    size_t hp = r->prefix_len - a, ts = r->suffix_len - c;
+    if ((size_t)an.n_head != BASE_MIN(hp, sizeof an.head) ||
+        memcmp(r->prefix + a, an.head, (size_t)an.n_head) != 0 ||
+        (size_t)an.n_tail != BASE_MIN(ts, sizeof an.tail) ||
+        memcmp(r->suffix + ts - (size_t)an.n_tail, an.tail, (size_t)an.n_tail) != 0)
+        return false;
+    int32_t *p = NULL, *s = NULL;
+    int np = 0, ns = 0;
+    if (ifl__tokenize(m->tok, r->prefix + a, hp, &p, &np) != BASE_OK ||
+        ifl__tokenize(m->tok, r->suffix, ts, &s, &ns) != BASE_OK) {
+        free(p);
+        free(s);
+        return false;
+    }
+    const int kp = budget - budget / 4, ks = budget / 4;
+    if (np + ns > budget || (a > 0 && np < kp / 2) || (c > 0 && ns < ks / 2)) {
+        free(p);
+        free(s);
+        return false;
+    }
+    *pre = p;
+    *n_pre = np;
+    *suf = s;
+    *n_suf = ns;
+    out->prefix_cut = a;
+    out->suffix_cut = c;
+    return true;
+}
 
 /* Detokenizes ids, skipping ids the tokenizer has no text for (the embedding's
  * padding rows past the vocabulary, which a random or untrained model may
@@ -553,6 +628,9 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         st = BASE_ERR_TOO_LARGE;
         goto done;
     }
+    const bool kv_on =
+        r->kv_key && m->kv && ifl_kv_get_opts(m->kv)->enabled && p.mode == ENG_CACHE_CACHED &&
+        (p.alg == ENG_ALG_DEFAULT ? eng_alg_default(&m->info) : p.alg) != ENG_ALG_DREAMON;
     if (r->prefix_ids || r->suffix_ids) {
         n_pre = r->prefix_ids ? r->n_prefix_ids : 0;
         n_suf = r->suffix_ids ? r->n_suffix_ids : 0;
@@ -569,6 +647,8 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
             memcpy(suf, r->suffix_ids, sizeof(int32_t) * (size_t)ks);
         n_pre = kp;
         n_suf = ks;
+    } else if (kv_on && ifl__anchored_cut(m, r, budget, &pre, &n_pre, &suf, &n_suf, out)) {
+        /* the last request's cut still fits: kept (a stable anchor) */
     } else {
         int np0 = 0, ns0 = 0;
         st = ifl__tokenize(m->tok, r->prefix ? r->prefix : "", r->prefix_len, &pre, &np0);
@@ -580,6 +660,10 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         ifl_budget_split(budget, np0, ns0, &kp, &ks);
         n_pre = np0;
         n_suf = ns0;
+        /* With kept K/V a cut leaves room for typing: the next requests keep
+         * this one's start (ifl__anchored_cut) until the prefix fills kp. */
+        if (kv_on && np0 > kp)
+            kp -= kp / 8;
         if (np0 > kp) {
             free(pre);
             pre = NULL;
@@ -626,7 +710,62 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
     eng_diff_result dr;
     eng_ctx_set_cancel(m->ctx, cancel);
     uint64_t t1 = base_now_ns();
+    /* Context K/V kept from the document's last run: import the rows the
+     * store matched and re-encode one window (kvstore.h). */
+    ifl_kv_plan kvp;
+    int kv_len = 0, kv_hs = 0;
+    bool kv_use = false;
+    if (kv_on) {
+        kv_len = eng_diff_layout(&m->info, &prompt, p.n_hole, m->kv_canvas, m->max_len, &kv_hs);
+        if (kv_len > 0 && ifl_kv_plan_canvas(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs,
+                                             p.n_hole, &kvp) == BASE_OK) {
+            kv_use = true;
+            if (kvp.warm) {
+                int n_saved = 0;
+                const float *saved = ifl_kv_rows(m->kv, r->kv_key, &n_saved);
+                eng_batch kb = {p.candidates, kv_len, NULL, NULL};
+                /* every candidate row starts as the layout */
+                int32_t *kt = malloc(sizeof(int32_t) * (size_t)p.candidates * (size_t)kv_len);
+                base_status ks = kt ? BASE_OK : BASE_ERR_NOMEM;
+                if (kt) {
+                    for (int b = 0; b < p.candidates; b++)
+                        memcpy(kt + (size_t)b * kv_len, m->kv_canvas,
+                               sizeof(int32_t) * (size_t)kv_len);
+                    kb.tokens = kt;
+                    ks = eng_ctx_kv_import(m->ctx, &kb, saved, kvp.src, n_saved);
+                }
+                free(kt);
+                if (ks == BASE_OK) {
+                    p.warm_lo = kvp.lo;
+                    p.warm_hi = kvp.hi;
+                } else {
+                    kvp.warm = false;
+                    kvp.why = ks == BASE_ERR_UNSUPPORTED ? "off" : "cold";
+                    kvp.reused = kvp.shifted = 0;
+                    kvp.reencoded = kv_len;
+                }
+            }
+            out->kv_why = kvp.why;
+            out->kv_reused = kvp.reused;
+            out->kv_shifted = kvp.shifted;
+            out->kv_reencoded = kvp.warm ? kvp.reencoded : kv_len;
+        }
+    }
     st = eng_diffuse(m->diff, &stp, &prompt, &p, &dr);
+    if (kv_use) {
+        /* Only a run that stepped leaves this canvas's K/V in the cache (a
+         * hole filled by hole_init runs no step). */
+        if (st == BASE_OK && dr.n_forward_full + dr.n_forward_window > 0) {
+            ifl_kv_anchor an;
+            ifl__anchor_of(r, out, &an);
+            base_status ks = ifl_kv_save(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs, p.n_hole,
+                                         &kvp, m->ctx, &an);
+            if (ks != BASE_OK)
+                BASE_LOGW("ifl", "context K/V not kept (%s)", base_status_str(ks));
+        } else {
+            ifl_kv_forget(m->kv, r->kv_key); /* the cache holds a partial pass */
+        }
+    }
     out->t.diffuse_ms = base_ms_since(t1);
     eng_ctx_set_cancel(m->ctx, NULL);
     if (r->partial) {
@@ -907,6 +1046,12 @@ static void ifl__plan_in(const ifl_model *m, const ifl_text_req *tr, int n, int 
         in->block = 0;
     in->shift = m->info.shift_logits ? 1 : 0;
     in->exact = tr->params.mode == ENG_CACHE_EXACT || a == ENG_ALG_DREAMON;
+    /* A kept context: the first step re-encodes the hole, a margin and the
+     * edit (estimated; the store decides in ifl_infill_text). */
+    ifl_kv_anchor an;
+    if (!in->exact && tr->kv_key && m->kv && ifl_kv_get_opts(m->kv)->enabled &&
+        ifl_kv_anchor_get(m->kv, tr->kv_key, &an))
+        in->warm_rows = cap + 2 * ifl_kv_get_opts(m->kv)->margin + 32;
 }
 
 /* The local source: main's engine run, planned from the cost model when the
@@ -939,6 +1084,17 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
         tr.params.temperature = 0.6f; /* distinct candidates need noise */
     tr.partial = r->partial;
     tr.partial_ud = r->partial_ud;
+    tr.kv_key = r->doc_key;
+    if (r->doc_key && m->kv) {
+        ifl_kv_opts ko = *ifl_kv_get_opts(m->kv);
+        ifl_kv_opts def;
+        ifl_kv_opts_default(&def);
+        ko.enabled = true;
+        ko.doc_bytes = r->kv_doc_mib > 0 ? (size_t)r->kv_doc_mib << 20 : def.doc_bytes;
+        ko.total_bytes = r->kv_total_mib > 0 ? (size_t)r->kv_total_mib << 20 : def.total_bytes;
+        ko.margin = r->kv_margin > 0 ? r->kv_margin : def.margin;
+        ifl_kv_set_opts(m->kv, &ko);
+    }
     ifl_plan_in pin;
     base_status st = BASE_OK;
     int n_ctx = 0; /* prefix + suffix tokens before any cut: what the planner sizes */

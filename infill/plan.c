@@ -169,7 +169,8 @@ static void ifl__step_costs(const ifl_cost *cm, const ifl_plan_in *in, int ctx, 
                             double *full, double *win) {
     int L = ctx + n + in->extra;
     int blk = in->block > 0 ? BASE_MIN(in->block, n) : n;
-    *full = ifl_cost_step_ms(cm, c * L, L, c * blk);
+    *full = ifl_cost_step_ms(
+        cm, c * (in->warm_rows > 0 && !in->exact ? BASE_MIN(L, in->warm_rows) : L), L, c * blk);
     *win = in->exact ? *full : ifl_cost_step_ms(cm, c * (blk + in->shift), L, c * blk);
 }
 

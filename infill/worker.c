@@ -72,6 +72,7 @@ void ifl_job_free(ifl_job *j) {
     }
     free((char *)j->req.text);
     free((char *)j->req.input_extra);
+    free((char *)j->req.doc_key);
     free(j);
 }
 
@@ -453,10 +454,12 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
     ifl_job *j = calloc(1, sizeof *j);
     char *text = malloc(req->len + 1);
     char *extra = req->input_extra ? strdup(req->input_extra) : NULL;
-    if (!j || !text || (req->input_extra && !extra)) {
+    char *dkey = req->doc_key ? strdup(req->doc_key) : NULL;
+    if (!j || !text || (req->input_extra && !extra) || (req->doc_key && !dkey)) {
         free(j);
         free(text);
         free(extra);
+        free(dkey);
         return 0;
     }
     memcpy(text, req->text, req->len);
@@ -464,6 +467,7 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
     j->req = *req;
     j->req.text = text;
     j->req.input_extra = extra;
+    j->req.doc_key = dkey;
     j->group = group;
     j->owner = owner;
     ifl_job *dropped = NULL;

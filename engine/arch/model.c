@@ -1402,6 +1402,48 @@ void eng_ctx_set_cancel(eng_ctx *c, const volatile int *flag) {
         c->m->bi->set_cancel(c->bc, flag);
 }
 
+size_t eng_ctx_kv_row_floats(const eng_ctx *c) {
+    const eng_model_info *in = &c->m->info;
+    return (size_t)in->n_layer * 2 * (size_t)in->n_kv_head * (size_t)in->head_dim;
+}
+
+base_status eng_ctx_kv_export(eng_ctx *c, int n, float *out) {
+    if (!c || n < 0 || (n > 0 && !out))
+        return BASE_ERR_INVALID;
+    if (!c->m->bi->kv_export)
+        return BASE_ERR_UNSUPPORTED;
+    return c->m->bi->kv_export(c->bc, n, out);
+}
+
+base_status eng_ctx_kv_row(eng_ctx *c, int layer, int b, int i, float *k, float *v) {
+    if (!c || !k || !v || layer < 0 || layer >= c->m->info.n_layer)
+        return BASE_ERR_INVALID;
+    if (!c->m->bi->kv_row)
+        return BASE_ERR_UNSUPPORTED;
+    return c->m->bi->kv_row(c->bc, layer, b, i, k, v);
+}
+
+static base_status eng__check_batch(const eng_ctx *c, const eng_batch *b);
+
+base_status eng_ctx_kv_import(eng_ctx *c, const eng_batch *batch, const float *saved,
+                              const int32_t *src, int n_saved) {
+    if (!c || !src || n_saved < 0 || (n_saved > 0 && !saved))
+        return BASE_ERR_INVALID;
+    base_status st = eng__check_batch(c, batch);
+    if (st)
+        return st;
+    for (int i = 0; i < batch->len; i++)
+        if (src[i] >= n_saved)
+            return BASE_ERR_RANGE;
+    if (batch->valid)
+        for (int64_t i = 0; i < (int64_t)batch->n_seq * batch->len; i++)
+            if (!batch->valid[i])
+                return BASE_ERR_UNSUPPORTED;
+    if (!c->m->bi->kv_import)
+        return BASE_ERR_UNSUPPORTED;
+    return c->m->bi->kv_import(c->bc, batch, saved, src, n_saved);
+}
+
 static base_status eng__check_batch(const eng_ctx *c, const eng_batch *b) {
     if (!b || b->n_seq <= 0 || b->len <= 0 || !b->tokens)
         return BASE_ERR_INVALID;

@@ -1170,6 +1170,79 @@ static base_status eng__cpu_step(eng_bctx *c, const eng_batch *bt, const eng_ste
     return BASE_OK;
 }
 
+/* ---- context K/V kept between requests -------------------------------------------- */
+
+static base_status eng__cpu_kv_export(eng_bctx *c, int n, float *out) {
+    const eng_model_info *in = c->be->in;
+    const size_t kvd = (size_t)in->n_kv_head * in->head_dim;
+    if (!c->cached || n > c->c_len)
+        return BASE_ERR_STATE;
+    for (int i = 0; i < n; i++)
+        for (int l = 0; l < in->n_layer; l++) {
+            const size_t co = (((size_t)l * c->B) * c->L + i) * kvd;
+            float *o = out + ((size_t)i * in->n_layer + l) * 2 * kvd;
+            memcpy(o, c->kc + co, kvd * sizeof(float));
+            memcpy(o + kvd, c->vc + co, kvd * sizeof(float));
+        }
+    return BASE_OK;
+}
+
+/* K was rotated for position p_old; R(p_new) = R(p_new - p_old) R(p_old), so
+ * rotating by the difference gives the new position's K (RoPE is a
+ * rotation per pair (j, j + hd/2)). */
+static base_status eng__cpu_kv_import(eng_bctx *c, const eng_batch *bt, const float *saved,
+                                      const int32_t *src, int n_saved) {
+    (void)n_saved;
+    const eng_model_info *in = c->be->in;
+    const int hd = in->head_dim, h2 = hd / 2;
+    const size_t kvd = (size_t)in->n_kv_head * hd;
+    if (bt->n_seq > c->B || bt->len > c->L)
+        return BASE_ERR_TOO_LARGE;
+    float *cs = malloc(sizeof(float) * 2 * (size_t)h2);
+    if (!cs)
+        return BASE_ERR_NOMEM;
+    float *sn = cs + h2;
+    for (int i = 0; i < bt->len; i++) {
+        if (src[i] < 0)
+            continue;
+        const int delta = i - src[i];
+        for (int j = 0; j < h2; j++) {
+            double a = (double)delta * c->be->inv_freq[j];
+            cs[j] = (float)cos(a);
+            sn[j] = (float)sin(a);
+        }
+        for (int l = 0; l < in->n_layer; l++) {
+            const float *row = saved + ((size_t)src[i] * in->n_layer + l) * 2 * kvd;
+            for (int b = 0; b < bt->n_seq; b++) {
+                const size_t co = (((size_t)l * c->B + b) * c->L + i) * kvd;
+                float *k = c->kc + co;
+                memcpy(k, row, kvd * sizeof(float));
+                if (delta != 0)
+                    for (int h = 0; h < in->n_kv_head; h++)
+                        eng__rope_vec(k + h * hd, cs, sn, h2);
+                memcpy(c->vc + co, row + kvd, kvd * sizeof(float));
+            }
+        }
+    }
+    free(cs);
+    c->cached = true;
+    c->c_nseq = bt->n_seq;
+    c->c_len = bt->len;
+    memset(c->c_valid, 1, (size_t)bt->n_seq * bt->len);
+    return BASE_OK;
+}
+
+static base_status eng__cpu_kv_row(eng_bctx *c, int layer, int b, int i, float *k, float *v) {
+    const eng_model_info *in = c->be->in;
+    const size_t kvd = (size_t)in->n_kv_head * in->head_dim;
+    if (b < 0 || b >= c->B || i < 0 || i >= c->L)
+        return BASE_ERR_RANGE;
+    const size_t co = (((size_t)layer * c->B + b) * c->L + i) * kvd;
+    memcpy(k, c->kc + co, kvd * sizeof(float));
+    memcpy(v, c->vc + co, kvd * sizeof(float));
+    return BASE_OK;
+}
+
 const eng_backend_i eng_backend_cpu = {
     .name = "cpu",
     .init = eng__cpu_init,
@@ -1180,4 +1253,7 @@ const eng_backend_i eng_backend_cpu = {
     .forward = eng__cpu_forward,
     .step = eng__cpu_step,
     .set_cancel = eng__cpu_set_cancel,
+    .kv_export = eng__cpu_kv_export,
+    .kv_import = eng__cpu_kv_import,
+    .kv_row = eng__cpu_kv_row,
 };

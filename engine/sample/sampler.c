@@ -366,6 +366,14 @@ static base_status eng__call(eng__run *r, const eng_batch *batch, eng_step_req *
     if (req->win_start < 0)
         req->win_start = 0;
     req->win_end = r->win_hi;
+    if (full && r->p->mode == ENG_CACHE_CACHED && r->p->warm_hi > r->p->warm_lo) {
+        /* Context K/V kept from an earlier request: re-encode only the warm
+         * window and the hole. */
+        req->mode = ENG_STEP_WINDOW;
+        req->win_start = BASE_MAX(0, BASE_MIN(r->p->warm_lo, r->hs - r->shift));
+        req->win_end = BASE_MIN(batch->len, BASE_MAX(r->p->warm_hi, r->hs + r->N));
+        full = false;
+    }
     int rows = batch->n_seq * (full ? batch->len : req->win_end - req->win_start);
     r->res->rows_computed += rows;
     if (r->p->step_cost)

@@ -437,6 +437,15 @@ function summary(recs) {
     accepted: recs.filter((r) => r.phase === 'accept').length,
     rejected: model.reduce((x, r) => x + ((r.plan && r.plan.rejected) || 0), 0),
     noPlan: model.filter((r) => !r.plan).length,
+    // context K/V kept between requests (setting contextCache): the store's
+    // decision for each model-served request's last run, rows it reused
+    kv: model.reduce((o, r) => {
+      const w = r.plan && r.plan.contextCache;
+      if (w) o[w] = (o[w] || 0) + 1;
+      return o;
+    }, {}),
+    rowsReusedMean: model.length
+      ? model.reduce((x, r) => x + ((r.plan && r.plan.rowsReused) || 0), 0) / model.length : NaN,
   };
 }
 
@@ -482,6 +491,10 @@ for (const l of langs) {
 const all = summary(records);
 printRow('all', all);
 console.log(`accepted ${all.accepted}, candidates the syntax check rejected ${all.rejected}`);
+if (Object.keys(all.kv).length) {
+  console.log(`context K/V: ${Object.entries(all.kv).map(([k, v]) => `${k} ${v}`).join(', ')}; ` +
+    `rows reused per model-served request ${f0(all.rowsReusedMean)}`);
+}
 console.log('(ms; p50/p90/p99 over every automatic request, mdl50/90 over those the model served; ' +
   'inBdgt = non-empty validated answer within the budget, of all requests; late = answered ' +
   'after the user would have typed again; steps and rows recomputed per model-served request; ' +

@@ -102,6 +102,22 @@ static void test_planner(void) {
     CHECK(p.planned && !p.run);
     CHECK_STR(p.why, "no step fits");
 
+    /* A kept context (warm_rows): the first step recomputes about 64 rows,
+     * not 1,920, so a run that cut the context keeps all of it. */
+    ifl_cost slowish = fake_cost(1.0, 0.25, 0.0, 0.5);
+    in = req_in(400);
+    in.candidates = 1;
+    ifl_plan_make(&slowish, &in, &p);
+    CHECK(p.run && p.ctx_tokens < 1900);
+    in.warm_rows = 64;
+    ifl_plan_make(&slowish, &in, &p);
+    CHECK(p.run);
+    CHECK_EQ_I(p.ctx_tokens, 1900);
+    CHECK(p.full_ms < 0.25 * 200); /* not the 1,920-row forward (480 ms) */
+    in.exact = true;               /* exact mode never reuses it */
+    ifl_plan_make(&slowish, &in, &p);
+    CHECK(p.ctx_tokens < 1900 || !p.run);
+
     /* A budget that has passed: no run. */
     in = req_in(400);
     in.left_ms = -3.0;

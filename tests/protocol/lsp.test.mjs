@@ -379,6 +379,8 @@ test('infilld doctor reports the model it would use and the backend', { skip: !H
   assert.match(out, /^backend: cpu/m);
   // K/V bytes per token: 2 (K and V) x layers x kv heads x head dim x 4.
   assert.match(out, /^context K\/V: \d+ bytes per token \(F32\), [\d.]+ MiB for \d+ tokens$/m);
+  // The store of contexts kept between requests (setting contextCache).
+  assert.match(out, /^context K\/V kept between requests \(contextCache off\): budgets 64 MiB per document, 256 MiB in all: \d+ documents with full contexts$/m);
   // The kernels chosen at run time, and the CUDA devices or why none is usable.
   assert.match(out, /^cpu: (AVX-512|AVX2\+FMA|portable) kernels$/m);
   assert.match(out, /^cuda: (not built \(.+\)|built in; .+|\d+ device\(s\); 0: .+, sm_\d+, .+)$/m);
