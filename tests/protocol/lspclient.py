@@ -250,3 +250,16 @@ def init_params(**kw):
         p["initializationOptions"] = kw.pop("options")
     p.update(kw)
     return p
+
+
+class Checks:
+    """A test script's checks: each prints an ok/FAIL line; failures counts the FAILs."""
+
+    def __init__(self):
+        self.failures = 0
+
+    def __call__(self, cond, what):
+        print(("ok   " if cond else "FAIL ") + what, flush=True)
+        if not cond:
+            self.failures += 1
+        return cond

@@ -16,22 +16,14 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lspclient import Client, RpcError, init_params  # noqa: E402
+from lspclient import Checks, Client, RpcError, init_params  # noqa: E402
 
 TESTD = os.environ.get("INFILLD_TESTD")
 REAL = os.environ.get("INFILLD_BIN")
 URI = "file:///work/t.py"
 TEXT = "x = 1\nh\u00e9llo \U0001F600 w\n"
 AFTER = {"utf-8": 12, "utf-16": 9, "utf-32": 8}
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures += 1
-    return cond
+check = Checks()
 
 
 def error_code(fn):
@@ -233,8 +225,8 @@ def main():
             t()
         except Exception as e:  # a crash in one group must not hide the others
             check(False, f"{t.__name__}: {type(e).__name__}: {e}")
-    print("FAILED: %d" % failures if failures else "OK", flush=True)
-    sys.exit(1 if failures else 0)
+    print("FAILED: %d" % check.failures if check.failures else "OK", flush=True)
+    sys.exit(1 if check.failures else 0)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "protocol"))
-from lspclient import Client, RpcError, init_params  # noqa: E402
+from lspclient import Checks, Client, RpcError, init_params  # noqa: E402
 
 REAL = os.environ["INFILLD_BIN"]
 MODELS = os.environ.get("INFILLD_MODELS") or os.path.join(os.path.dirname(REAL), "models")
@@ -36,15 +36,7 @@ TEXT = "def area(w, h):\n    return \n\n\ndef perimeter(w, h):\n    return 2 * (
 # Requests long enough to be caught in flight: many steps, a generous budget.
 OPTS = {"status": True, "candidates": 1, "validate": False, "steps": 64, "maxSteps": 64,
         "latencyBudgetMs": {"automatic": 3000, "invoked": 3000}}
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures += 1
-    return cond
+check = Checks()
 
 
 def ask(c):
@@ -193,10 +185,10 @@ def main():
     c.close()
     bad = [x for x in log if "Sanitizer" in x or "runtime error:" in x]
     check(not bad, "no sanitizer report")
-    if failures:
+    if check.failures:
         print("\n".join(log[-40:]))
-    print(f"{failures} failure(s)")
-    return 1 if failures else 0
+    print(f"{check.failures} failure(s)")
+    return 1 if check.failures else 0
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "protocol"))
-from lspclient import Client, RpcError, init_params  # noqa: E402
+from lspclient import Checks, Client, RpcError, init_params  # noqa: E402
 
 REAL = os.environ["INFILLD_BIN"]
 MODELS = os.environ.get("INFILLD_MODELS") or os.path.join(os.path.dirname(REAL), "models")
@@ -27,15 +27,7 @@ URI = "file:///shared/name.py"
 # Short requests (as in tests/soak/soak.py): only that each is answered counts.
 FAST = {"candidates": 1, "steps": 2, "maxSteps": 2, "validate": False,
         "latencyBudgetMs": {"automatic": 150, "invoked": 300}}
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures += 1
-    return cond
+check = Checks()
 
 
 def start_daemon():
@@ -164,8 +156,8 @@ def main():
     bad = [x for x in errlines if "AddressSanitizer" in x or "runtime error" in x
            or "ThreadSanitizer" in x]
     check(not bad, "no sanitizer report on stderr")
-    print(f"{failures} failure(s)")
-    return 1 if failures else 0
+    print(f"{check.failures} failure(s)")
+    return 1 if check.failures else 0
 
 
 if __name__ == "__main__":
