@@ -105,7 +105,7 @@ done
 head=$(git -C "$src" rev-parse HEAD)
 git clone -q --no-local "$src" "$root/root/infilld"
 git -C "$root/root/infilld" checkout -q "$head"
-echo "fresh: clone of $(git -C "$src" log -1 --format='%h %s' | cut -c1-70)"
+echo "fresh: clone of $(git -C "$src" log -1 --format='%h %s' "$head" | cut -c1-70)"
 # CI lays a copy of shared/ (the evaluation data) beside the clone; so does this.
 if [ -d "$src/../shared" ]; then
   cp -r "$src/../shared" "$root/root/shared"
