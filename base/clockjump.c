@@ -25,6 +25,10 @@ static void base__on_jump(int sig) {
     atomic_fetch_add_explicit(&base__clock_skew_ns, base__clock_jump_ns, memory_order_relaxed);
 }
 
+void base_clock_advance_ns(uint64_t ns) {
+    atomic_fetch_add_explicit(&base__clock_skew_ns, ns, memory_order_relaxed);
+}
+
 bool base_clock_jump_install(void) {
     const char *v = getenv("INFILLD_TEST_CLOCK_JUMP_MS");
     if (!v || !*v)
