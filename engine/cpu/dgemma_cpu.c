@@ -161,7 +161,15 @@ eng_backend *eng__dg_backend_new(eng_model *m, eng_error *err) {
     be->nt = eng__pool_threads(be->pool);
     const char *qm = getenv("INFILLD_CPU_QUANT");
     be->qact = !(qm && strcmp(qm, "dequant") == 0);
-    snprintf(be->desc, sizeof be->desc, "cpu (%s, %d threads)", be->k->name, be->nt);
+    bool block = eng__dtype_is_block(be->dg->lm_head.dtype);
+    for (int l = 0; l < be->dg->info.n_layer; l++) {
+        const eng__dg_layer *L = &be->dg->layers[l];
+        const eng_tensor *ts[] = {&L->wq, &L->wo, &L->w_gate, &L->exp_gate_up, &L->exp_down};
+        for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+            block = block || (ts[i]->data && eng__dtype_is_block(ts[i]->dtype));
+    }
+    snprintf(be->desc, sizeof be->desc, "cpu (%s%s, %d threads)", be->k->name,
+             block && be->qact ? ", int8 activations" : "", be->nt);
     return (eng_backend *)be;
 }
 
