@@ -42,6 +42,7 @@ struct eng_dg_ctx {
     dg_be *be;
     const eng__dg_model *dg;
     int max_cache, max_rows, len;
+    int colm;         /* the widest matmul input (the thread tiles hold DG_TILE_ROWS such rows) */
     float **kc, **vc; /* [n_layer][max_cache * kv_dim] */
     float *x, *a, *q, *kk, *vv, *att, *o, *g, *u, *t, *t2, *m;
     float *rl;                /* router logits [R, E] */
@@ -307,6 +308,7 @@ eng_dg_ctx *eng_dg_ctx_new(eng_model *m, int max_cache, int max_rows, eng_error 
     c->dg = dg;
     c->max_cache = max_cache;
     c->max_rows = R;
+    c->colm = colm;
     bool ok = (c->kc = calloc((size_t)in->n_layer, sizeof *c->kc)) &&
               (c->vc = calloc((size_t)in->n_layer, sizeof *c->vc));
     for (int l = 0; ok && l < in->n_layer; l++) {
@@ -861,10 +863,13 @@ base_status eng_dg_encode(eng_dg_ctx *c, const int32_t *ids, int n, float *logit
 
 /* soft[r] = softmax(sc[r]) @ E * scale, over column blocks of d: 64 wide, or
  * one quantisation block (dg_soft_width) of a block-type E, of which each
- * task dequantises only its own columns of every row. */
+ * task dequantises only its own columns of every row. The block's rows
+ * v0..v0+nv are transposed into a tile T [w, nv], so that the kernel table's
+ * register-tiled gemm computes out[:, block] += P[:, v0:v0+nv] T^T (an axpy
+ * per row and id would re-read and re-write the output block each time). */
 typedef struct dg_soft_job {
     eng_dg_ctx *c;
-    int n, width;
+    int n, width, vchunk;
     float *out;
 } dg_soft_job;
 
@@ -880,17 +885,19 @@ static void dg_soft_task(void *arg, int task, int tid) {
     const eng__dg_model *dg = c->dg;
     const int d = dg->info.d_model, V = dg->info.vocab_size;
     const int c0 = task * j->width, w = BASE_MIN(j->width, d - c0);
-    float *row = c->wtile[tid];
-    for (int r = 0; r < j->n; r++)
-        memset(j->out + (int64_t)r * d + c0, 0, (size_t)w * sizeof(float));
+    float *row = c->wtile[tid], *T = row + j->width;
     const bool block = eng__dtype_is_block(dg->embed.dtype);
-    for (int v = 0; v < V; v++) {
-        if (block) /* c0 and w are whole blocks: d is, and so is the width */
-            eng__dequant(dg->embed.dtype, dg->embed.data, (int64_t)v * d + c0, w, row);
-        else
-            eng__tensor_row_f32(&dg->embed, v, c0, w, row);
-        for (int r = 0; r < j->n; r++)
-            c->be->k->axpy(j->out + (int64_t)r * d + c0, c->prob[(int64_t)r * V + v], row, w);
+    for (int v0 = 0; v0 < V; v0 += j->vchunk) {
+        const int nv = BASE_MIN(j->vchunk, V - v0);
+        for (int i = 0; i < nv; i++) {
+            if (block) /* c0 and w are whole blocks: d is, and so is the width */
+                eng__dequant(dg->embed.dtype, dg->embed.data, (int64_t)(v0 + i) * d + c0, w, row);
+            else
+                eng__tensor_row_f32(&dg->embed, v0 + i, c0, w, row);
+            for (int k = 0; k < w; k++)
+                T[(int64_t)k * nv + i] = row[k];
+        }
+        c->be->k->gemm(c->prob + v0, V, T, nv, j->out + c0, d, j->n, w, nv, v0 > 0);
     }
     for (int r = 0; r < j->n; r++)
         for (int k = 0; k < w; k++)
@@ -937,8 +944,10 @@ base_status eng_dg_decode(eng_dg_ctx *c, const int32_t *canvas, int n, const flo
         /* self-conditioning: RMSNorm(emb + MLP(RMSNorm_w(softmax(sc) @ E · scale))) */
         dg_smax_job sj = {c, sc};
         eng__pool_run(c->be->pool, dg_smax_task, &sj, n);
+        /* ids per tile: what fits in the thread's tile after one row, at most 256 */
         const int sw = dg_soft_width(dg->embed.dtype);
-        dg_soft_job fj = {c, n, sw, c->t};
+        const int vc = BASE_MAX(1, BASE_MIN(256, (DG_TILE_ROWS * c->colm - sw) / sw));
+        dg_soft_job fj = {c, n, sw, vc, c->t};
         eng__pool_run(c->be->pool, dg_soft_task, &fj, (d + sw - 1) / sw);
         dg_norm_rows(c, c->t, d, c->a, d, n, d, &dg->sc_pre_norm);
         dg_mm(c, c->a, d, n, &dg->sc_gate, c->g, ff, false);
