@@ -64,6 +64,14 @@ void eng__dg_ctx_parallel(eng_dg_ctx *c, eng__task_fn fn, void *arg, int n);
 base_status eng__dg_moe_run(eng_dg_ctx *c, int layer, const float *x, int n, float *m, int32_t *idx,
                             float *w);
 
+/* One of the model's 2-D matrices alone, as the passes run it: Y[n, W->rows]
+ * = X[n, W->cols] W^T with X rows ldx floats apart (the int8 kernels for a
+ * block type unless INFILLD_CPU_QUANT=dequant), for the quantised-matrix tests.
+ * W must be a tensor of c's model (eng__dg_ctx_model) with W->cols within the
+ * context's widest matmul input. */
+base_status eng__dg_mm_run(eng_dg_ctx *c, const eng_tensor *W, const float *X, int ldx, int n,
+                           float *Y);
+
 /* Key ranges of the three attention regimes (DIFFUSIONGEMMA.md §2.3), for
  * query row q of a pass whose first row sits at cache position L:
  *   encoder: keys [lo, L + q] of the cache (which then holds the pass's rows);

@@ -9,8 +9,11 @@
  *   x = (x + RMSNorm_w(ffn)) · layer_scalar (encoder or decoder scalar).
  * MoE is expert-grouped: rows are sorted by expert and each used expert's
  * weights are read once per pass; unused experts are never touched.
- * Matrices go through the kernel table's gemm on f32 tiles converted from
- * the stored type, spread over the compute pool by weight rows. */
+ * Float matrices go through the kernel table's gemm on f32 tiles converted
+ * from the stored type; block-type (GGUF-quantised) ones, the 2-D matrices
+ * as well as the experts, through the int8 kernels (cpu/qdot.c) on the
+ * pass's rows quantised once per matmul, as the Dream path does. Both are
+ * spread over the compute pool by weight rows. */
 #define _GNU_SOURCE
 #include "arch/dgemma_impl.h"
 #include "cpu_impl.h"
@@ -29,8 +32,8 @@ typedef struct dg_be {
     const eng__kernels *k;
     eng__pool *pool;
     int nt;
-    /* Quantised experts through the int8 kernels (cpu/qdot.c); false with
-     * INFILLD_CPU_QUANT=dequant: dequantised tiles and the f32 gemm. */
+    /* Block-type matrices and experts through the int8 kernels (cpu/qdot.c);
+     * false with INFILLD_CPU_QUANT=dequant: dequantised tiles and the f32 gemm. */
     bool qact;
     char desc[128];
 } dg_be;
@@ -39,6 +42,7 @@ struct eng_dg_ctx {
     dg_be *be;
     const eng__dg_model *dg;
     int max_cache, max_rows, len;
+    int colm;         /* the widest matmul input (the thread tiles hold DG_TILE_ROWS such rows) */
     float **kc, **vc; /* [n_layer][max_cache * kv_dim] */
     float *x, *a, *q, *kk, *vv, *att, *o, *g, *u, *t, *t2, *m;
     float *rl;                /* router logits [R, E] */
@@ -49,6 +53,7 @@ struct eng_dg_ctx {
     float *xe, *ge, *he, *oe; /* grouped expert rows */
     float *prob;              /* self-conditioning softmax [R, V] */
     eng__q8a *xqa, *xqg;      /* int8 expert inputs: every row [R, d/32]; grouped [R, max/32] */
+    eng__q8a *xqm;            /* int8 rows of a block-type 2-D matmul [R, colm/32 + 1] */
     float **wtile;            /* [nt][DG_TILE_ROWS * max_cols] */
     float **scores;           /* [nt][max_cache + R] */
     double *inv_s, *inv_g;
@@ -157,7 +162,15 @@ eng_backend *eng__dg_backend_new(eng_model *m, eng_error *err) {
     be->nt = eng__pool_threads(be->pool);
     const char *qm = getenv("INFILLD_CPU_QUANT");
     be->qact = !(qm && strcmp(qm, "dequant") == 0);
-    snprintf(be->desc, sizeof be->desc, "cpu (%s, %d threads)", be->k->name, be->nt);
+    bool block = eng__dtype_is_block(be->dg->lm_head.dtype);
+    for (int l = 0; l < be->dg->info.n_layer; l++) {
+        const eng__dg_layer *L = &be->dg->layers[l];
+        const eng_tensor *ts[] = {&L->wq, &L->wo, &L->w_gate, &L->exp_gate_up, &L->exp_down};
+        for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+            block = block || (ts[i]->data && eng__dtype_is_block(ts[i]->dtype));
+    }
+    snprintf(be->desc, sizeof be->desc, "cpu (%s%s, %d threads)", be->k->name,
+             block && be->qact ? ", int8 activations" : "", be->nt);
     return (eng_backend *)be;
 }
 
@@ -209,6 +222,7 @@ void eng_dg_ctx_free(eng_dg_ctx *c) {
         free(bufs[i]);
     free(c->xqa);
     free(c->xqg);
+    free(c->xqm);
     free(c->ridx);
     free(c->order);
     free(c->ecount);
@@ -245,6 +259,7 @@ void eng_dg_ctx_bytes(const eng_model *m, int max_cache, int max_rows, uint64_t 
         rows +=
             (uint64_t)R * (uint64_t)(2 * d + 3 * in->d_expert) +
             (uint64_t)R * (uint64_t)(2 * d + in->d_expert) / 32 * sizeof(eng__q8a) / sizeof(float);
+    rows += (uint64_t)R * (uint64_t)(colm / 32 + 1) * sizeof(eng__q8a) / sizeof(float);
     *kv_out = kv;
     *scratch_out =
         rows * sizeof(float) +
@@ -293,6 +308,7 @@ eng_dg_ctx *eng_dg_ctx_new(eng_model *m, int max_cache, int max_rows, eng_error 
     c->dg = dg;
     c->max_cache = max_cache;
     c->max_rows = R;
+    c->colm = colm;
     bool ok = (c->kc = calloc((size_t)in->n_layer, sizeof *c->kc)) &&
               (c->vc = calloc((size_t)in->n_layer, sizeof *c->vc));
     for (int l = 0; ok && l < in->n_layer; l++) {
@@ -326,6 +342,7 @@ eng_dg_ctx *eng_dg_ctx_new(eng_model *m, int max_cache, int max_rows, eng_error 
         DG_ALLOC(c->xqa, R * (d / 32 + 1));
         DG_ALLOC(c->xqg, R * (BASE_MAX(d, in->d_expert) / 32 + 1));
     }
+    DG_ALLOC(c->xqm, R * (colm / 32 + 1));
     if (in->self_cond)
         DG_ALLOC(c->prob, (int64_t)R * V);
     ok = ok && (c->wtile = calloc((size_t)nt, sizeof *c->wtile)) &&
@@ -398,11 +415,23 @@ static void dg_mm_task(void *arg, int task, int tid) {
     j->c->be->k->gemm(j->X, j->ldx, w, K, j->Y + n0, j->ldy, j->M, n, K, j->acc);
 }
 
-/* Y[M, W->rows] (+)= X[M, W->cols] W^T. */
+static void dg_qmm(eng_dg_ctx *c, const eng__q8a *X, int ldxb, int M, const eng_tensor *W, float *Y,
+                   int ldy, bool acc);
+static void dg_quant_rows(eng_dg_ctx *c, const float *X, int ld, int n, int k, eng__q8a *out,
+                          int ldxb);
+
+/* Y[M, W->rows] (+)= X[M, W->cols] W^T. A block-type W: X quantised to int8
+ * blocks once (every weight tile reads the same rows), then the int8 kernels. */
 static void dg_mm(eng_dg_ctx *c, const float *X, int ldx, int M, const eng_tensor *W, float *Y,
                   int ldy, bool acc) {
     if (M <= 0)
         return;
+    if (c->be->qact && eng__dtype_is_block(W->dtype)) {
+        const int K = (int)W->cols;
+        dg_quant_rows(c, X, ldx, M, K, c->xqm, K / 32);
+        dg_qmm(c, c->xqm, K / 32, M, W, Y, ldy, acc);
+        return;
+    }
     dg_mm_job j = {c, X, ldx, M, W, Y, ldy, acc};
     eng__pool_run(c->be->pool, dg_mm_task, &j, (int)((W->rows + DG_TILE_ROWS - 1) / DG_TILE_ROWS));
 }
@@ -630,6 +659,7 @@ typedef struct dg_qmm_job {
     const eng_tensor *W;
     float *Y;
     int ldy;
+    bool acc;
 } dg_qmm_job;
 
 static void dg_qmm_task(void *arg, int task, int tid) {
@@ -639,12 +669,12 @@ static void dg_qmm_task(void *arg, int task, int tid) {
     const int n0 = task * DG_TILE_ROWS, n = BASE_MIN(N - n0, DG_TILE_ROWS);
     const size_t rb = eng__dtype_bytes(j->W->dtype, K);
     j->c->be->k->qgemm(j->W->dtype, (const uint8_t *)j->W->data + (size_t)n0 * rb, rb, j->X,
-                       j->ldxb, j->Y + n0, j->ldy, j->M, n, K, false);
+                       j->ldxb, j->Y + n0, j->ldy, j->M, n, K, j->acc);
 }
 
 static void dg_qmm(eng_dg_ctx *c, const eng__q8a *X, int ldxb, int M, const eng_tensor *W, float *Y,
-                   int ldy) {
-    dg_qmm_job j = {c, X, ldxb, M, W, Y, ldy};
+                   int ldy, bool acc) {
+    dg_qmm_job j = {c, X, ldxb, M, W, Y, ldy, acc};
     eng__pool_run(c->be->pool, dg_qmm_task, &j, (int)((W->rows + DG_TILE_ROWS - 1) / DG_TILE_ROWS));
 }
 
@@ -702,9 +732,9 @@ static void dg_experts(eng_dg_ctx *c, const eng__dg_layer *L, const float *b2, i
         eng_tensor up = split ? dg_slice(&L->exp_up, (int64_t)e * F, F) : gu;
         eng_tensor dn = dg_slice(&L->exp_down, (int64_t)e * d, d);
         if (q1) {
-            dg_qmm(c, c->xqg, gb, ne, &gu, c->ge, 2 * F);
+            dg_qmm(c, c->xqg, gb, ne, &gu, c->ge, 2 * F, false);
             if (split)
-                dg_qmm(c, c->xqg, gb, ne, &up, c->ge + F, 2 * F);
+                dg_qmm(c, c->xqg, gb, ne, &up, c->ge + F, 2 * F, false);
         } else {
             dg_mm(c, c->xe, d, ne, &gu, c->ge, 2 * F, false);
             if (split)
@@ -713,7 +743,7 @@ static void dg_experts(eng_dg_ctx *c, const eng__dg_layer *L, const float *b2, i
         dg_geglu_rows(c, c->ge, c->ge + F, 2 * F, c->he, F, ne, F);
         if (q2) {
             dg_quant_rows(c, c->he, F, ne, F, c->xqg, fb);
-            dg_qmm(c, c->xqg, fb, ne, &dn, c->oe, d);
+            dg_qmm(c, c->xqg, fb, ne, &dn, c->oe, d, false);
         } else {
             dg_mm(c, c->he, F, ne, &dn, c->oe, d, false);
         }
@@ -831,32 +861,43 @@ base_status eng_dg_encode(eng_dg_ctx *c, const int32_t *ids, int n, float *logit
     return BASE_OK;
 }
 
-/* soft[r] = softmax(sc[r]) @ E * scale, over column blocks of d. */
+/* soft[r] = softmax(sc[r]) @ E * scale, over column blocks of d: 64 wide, or
+ * one quantisation block (dg_soft_width) of a block-type E, of which each
+ * task dequantises only its own columns of every row. The block's rows
+ * v0..v0+nv are transposed into a tile T [w, nv], so that the kernel table's
+ * register-tiled gemm computes out[:, block] += P[:, v0:v0+nv] T^T (an axpy
+ * per row and id would re-read and re-write the output block each time). */
 typedef struct dg_soft_job {
     eng_dg_ctx *c;
-    int n;
+    int n, width, vchunk;
     float *out;
 } dg_soft_job;
+
+static int dg_soft_width(eng_dtype t) {
+    if (!eng__dtype_is_block(t))
+        return 64;
+    return t == ENG_Q8_0 || t == ENG_Q4_0 ? 64 : 256; /* 2 blocks of 32, or one K-type block */
+}
 
 static void dg_soft_task(void *arg, int task, int tid) {
     const dg_soft_job *j = arg;
     eng_dg_ctx *c = j->c;
     const eng__dg_model *dg = c->dg;
     const int d = dg->info.d_model, V = dg->info.vocab_size;
-    const int c0 = task * 64, w = BASE_MIN(64, d - c0);
-    float *row = c->wtile[tid];
-    for (int r = 0; r < j->n; r++)
-        memset(j->out + (int64_t)r * d + c0, 0, (size_t)w * sizeof(float));
+    const int c0 = task * j->width, w = BASE_MIN(j->width, d - c0);
+    float *row = c->wtile[tid], *T = row + j->width;
     const bool block = eng__dtype_is_block(dg->embed.dtype);
-    for (int v = 0; v < V; v++) {
-        if (block) { /* block types convert whole rows only */
-            eng__tensor_row_f32(&dg->embed, v, 0, d, row + 64);
-            memcpy(row, row + 64 + c0, (size_t)w * sizeof *row);
-        } else {
-            eng__tensor_row_f32(&dg->embed, v, c0, w, row);
+    for (int v0 = 0; v0 < V; v0 += j->vchunk) {
+        const int nv = BASE_MIN(j->vchunk, V - v0);
+        for (int i = 0; i < nv; i++) {
+            if (block) /* c0 and w are whole blocks: d is, and so is the width */
+                eng__dequant(dg->embed.dtype, dg->embed.data, (int64_t)(v0 + i) * d + c0, w, row);
+            else
+                eng__tensor_row_f32(&dg->embed, v0 + i, c0, w, row);
+            for (int k = 0; k < w; k++)
+                T[(int64_t)k * nv + i] = row[k];
         }
-        for (int r = 0; r < j->n; r++)
-            c->be->k->axpy(j->out + (int64_t)r * d + c0, c->prob[(int64_t)r * V + v], row, w);
+        c->be->k->gemm(c->prob + v0, V, T, nv, j->out + c0, d, j->n, w, nv, v0 > 0);
     }
     for (int r = 0; r < j->n; r++)
         for (int k = 0; k < w; k++)
@@ -903,8 +944,11 @@ base_status eng_dg_decode(eng_dg_ctx *c, const int32_t *canvas, int n, const flo
         /* self-conditioning: RMSNorm(emb + MLP(RMSNorm_w(softmax(sc) @ E · scale))) */
         dg_smax_job sj = {c, sc};
         eng__pool_run(c->be->pool, dg_smax_task, &sj, n);
-        dg_soft_job fj = {c, n, c->t};
-        eng__pool_run(c->be->pool, dg_soft_task, &fj, (d + 63) / 64);
+        /* ids per tile: what fits in the thread's tile after one row, at most 256 */
+        const int sw = dg_soft_width(dg->embed.dtype);
+        const int vc = BASE_MAX(1, BASE_MIN(256, (DG_TILE_ROWS * c->colm - sw) / sw));
+        dg_soft_job fj = {c, n, sw, vc, c->t};
+        eng__pool_run(c->be->pool, dg_soft_task, &fj, (d + sw - 1) / sw);
         dg_norm_rows(c, c->t, d, c->a, d, n, d, &dg->sc_pre_norm);
         dg_mm(c, c->a, d, n, &dg->sc_gate, c->g, ff, false);
         dg_mm(c, c->a, d, n, &dg->sc_up, c->u, ff, false);
@@ -937,5 +981,17 @@ base_status eng__dg_moe_run(eng_dg_ctx *c, int layer, const float *x, int n, flo
     memcpy(m, c->m, (size_t)n * d * sizeof *m);
     memcpy(idx, c->ridx, (size_t)n * K * sizeof *idx);
     memcpy(w, c->rw, (size_t)n * K * sizeof *w);
+    return BASE_OK;
+}
+
+base_status eng__dg_mm_run(eng_dg_ctx *c, const eng_tensor *W, const float *X, int ldx, int n,
+                           float *Y) {
+    const eng_dg_info *in = &c->dg->info;
+    const int hdm = BASE_MAX(in->hd_sliding, in->hd_global);
+    const int colm =
+        BASE_MAX(BASE_MAX(in->d_model, in->n_head * hdm), BASE_MAX(in->d_ff, in->d_expert));
+    if (!W || !W->data || W->cols > colm || ldx < W->cols || n <= 0 || n > c->max_rows)
+        return BASE_ERR_INVALID;
+    dg_mm(c, X, ldx, n, W, Y, (int)W->rows, false);
     return BASE_OK;
 }

@@ -11,6 +11,11 @@ stop rule: the step cap, the stable-and-confident stop, the stability check swit
 off, a stop id (with pad after it), the max_new_tokens canvas limit, and the entropy
 bound at both extremes.
 
+Quantised GGUF files: the dequantised path (INFILLD_CPU_QUANT=dequant) against the
+reference on the GGUF's decoded values to 1e-5; the default int8-activation path matrix
+by matrix and expert by expert within test_qdot's derived per-element bound (x2), and
+over a whole decoder pass within the path bound int8_pass_check derives.
+
 Usage: dgemma_golden.py --tool BIN --work DIR (--case NAME | --list)
 """
 
@@ -96,7 +101,14 @@ GGUF_CASES = {
 QEXP = "--layers 2 --pattern 2 --moe --seed 8 --hidden 256 --expert-ffn 256"
 QEXP_CASES = {"gguf_qexp_q8_0": ("q8_0", False), "gguf_qexp_q4_0": ("q4_0", False),
               "gguf_qexp_q4_k": ("q4_k", False), "gguf_qexp_q6_k_split": ("q6_k", True),
-              "gguf_qexp_q4_k_m_mixed": ("q4_k_m", False)}
+              "gguf_qexp_q4_k_m_mixed": ("q4_k_m", False), "gguf_qexp_q5_k": ("q5_k", False)}
+
+# The 2-D matrices quantised too (attention, dense MLP, self-conditioning MLP, the tied
+# head; the router stays F32 as llama.cpp writes it), every width a whole 256-block:
+# 2-D type, expert type.
+Q2D = ("--layers 2 --pattern 2 --moe --seed 9 --hidden 256 --heads 4 --head-dim 64 --global-head-dim 128 "
+       "--ffn 256 --expert-ffn 256")
+Q2D_CASES = {"gguf_q2d_q4_k_m": ("q4_k_m", "q4_k_m"), "gguf_q2d_q5_k": ("q5_k", "q6_k")}
 
 OTHER = ["info", "infill_pin_cli", "lsp_pin", "eval_cli", "doctor", "memory_budget", "vision_skipped", "bad_checkpoints", "infill_cli", "gguf_gemma4_tokenizer",
          "padded_vocab_cli"]
@@ -176,10 +188,11 @@ def logits_case(tool, work, name):
     return 0
 
 
-def gguf_case(tool, work, name):
+def gguf_model(work, args, extra, alias=False):
+    """(HF dir, GGUF path, reference model, tensors replaced): the GGUF is written once
+    from the same weights (mkdgemma --gguf); the reference's weights are the GGUF's
+    blocks decoded by tests/ref/gguf_read.py (the split expert layout joined)."""
     import gguf_read
-    args, gt, alias, sc_on = GGUF_CASES[name]
-    extra = " --gguf-type %s%s" % (gt, " --gguf-alias" if alias else "")
     key = hashlib.sha256((args + extra + open(mkdgemma.__file__, "rb").read().hex()).encode()).hexdigest()[:12]
     d = os.path.join(work, "g" + key)
     gg = d + ".gguf"
@@ -192,51 +205,7 @@ def gguf_case(tool, work, name):
         g = mkdgemma.gguf_name(hf, alias)
         if g is None:
             continue
-        t, shape, raw = tens[g]
-        m.w[hf] = gguf_read.dequant(t, raw, int(np.prod(shape))).reshape(shape).astype(np.float64)
         n_over += 1
-    V = m.V
-    out = os.path.join(work, name + ".f32")
-    info = json.loads(run(tool, "info", "--model", gg).stdout)
-    if info["family"] != 3 or info["stop"][:1] != [1] or info["canvas"] != m.canvas:
-        raise SystemExit("FAIL: GGUF info %r" % info)
-    c = ref.Cache(m)
-    if "encode" in name:
-        run(tool, "encode", "--model", gg, "--tokens", ids(PROMPT), "--out", out)
-        want = ref.encode(m, c, PROMPT)
-    else:
-        ref.encode(m, c, PROMPT)
-        xa = []
-        sc = None
-        if sc_on:
-            sc = (ref.decode(m, c, CANVAS[::-1]) / 0.6).astype("<f4")
-            sc.tofile(out + ".sc")
-            sc = sc.astype(np.float64)
-            xa = ["--sc", out + ".sc"]
-        run(tool, "decode", "--model", gg, "--prompt", ids(PROMPT), "--canvas", ids(CANVAS), "--out", out, *xa)
-        want = ref.decode(m, c, CANVAS, sc)
-    got = np.fromfile(out, dtype="<f4").reshape(-1, V).astype(np.float64)
-    worst = max(rel_err(got[i], want[i]) for i in range(len(want)))
-    print("%s: %d tensors from the GGUF, %d rows, worst row error %.3g" % (name, n_over, len(want), worst))
-    if not worst <= 1e-5:
-        raise SystemExit("FAIL: error %.3g > 1e-5" % worst)
-    return 0
-
-
-def gguf_model(work, args, extra):
-    """(HF dir, GGUF path, reference model with the GGUF's stored values)."""
-    import gguf_read
-    key = hashlib.sha256((args + extra + open(mkdgemma.__file__, "rb").read().hex()).encode()).hexdigest()[:12]
-    d = os.path.join(work, "g" + key)
-    gg = d + ".gguf"
-    if not os.path.exists(gg):
-        mkdgemma.main(args.split() + extra.split() + ["--out", d, "--gguf", gg])
-    m = ref.load(d)
-    _, tens = gguf_read.read(gg)
-    for hf in list(m.w):
-        g = mkdgemma.gguf_name(hf)
-        if g is None:
-            continue
         if g.endswith("ffn_gate_up_exps.weight") and g not in tens:
             parts = [tens[g.replace("gate_up", p)] for p in ("gate", "up")]
             m.w[hf] = np.concatenate([gguf_read.dequant(t, raw, int(np.prod(sh))).reshape(sh)
@@ -244,7 +213,96 @@ def gguf_model(work, args, extra):
             continue
         t, shape, raw = tens[g]
         m.w[hf] = gguf_read.dequant(t, raw, int(np.prod(shape))).reshape(shape).astype(np.float64)
-    return d, gg, m
+    return d, gg, m, n_over
+
+
+DEQ = dict(os.environ, INFILLD_CPU_QUANT="dequant")
+
+
+def gguf_case(tool, work, name):
+    args, gt, alias, sc_on = GGUF_CASES[name]
+    extra = " --gguf-type %s%s" % (gt, " --gguf-alias" if alias else "")
+    d, gg, m, n_over = gguf_model(work, args, extra, alias)
+    V = m.V
+    out = os.path.join(work, name + ".f32")
+    info = json.loads(run(tool, "info", "--model", gg).stdout)
+    if info["family"] != 3 or info["stop"][:1] != [1] or info["canvas"] != m.canvas:
+        raise SystemExit("FAIL: GGUF info %r" % info)
+    # block-type matrices: the dequantised path is the one the reference computes, to
+    # 1e-5; the int8 path is checked matrix by matrix and over the whole pass
+    block = gt in ("q8_0", "q4_0")
+    env = DEQ if block else None
+    c = ref.Cache(m)
+    sc = None
+    if "encode" in name:
+        run(tool, "encode", "--model", gg, "--tokens", ids(PROMPT), "--out", out, env=env)
+        want = ref.encode(m, c, PROMPT)
+    else:
+        ref.encode(m, c, PROMPT)
+        xa = []
+        if sc_on:
+            sc = (ref.decode(m, c, CANVAS[::-1]) / 0.6).astype("<f4")
+            sc.tofile(out + ".sc")
+            sc = sc.astype(np.float64)
+            xa = ["--sc", out + ".sc"]
+        run(tool, "decode", "--model", gg, "--prompt", ids(PROMPT), "--canvas", ids(CANVAS), "--out", out, *xa,
+            env=env)
+        want = ref.decode(m, c, CANVAS, sc)
+    got = np.fromfile(out, dtype="<f4").reshape(-1, V).astype(np.float64)
+    worst = max(rel_err(got[i], want[i]) for i in range(len(want)))
+    print("%s: %d tensors from the GGUF, %d rows, worst row error %.3g%s" %
+          (name, n_over, len(want), worst, " (dequantised path)" if block else ""))
+    if not worst <= 1e-5:
+        raise SystemExit("FAIL: error %.3g > 1e-5" % worst)
+    if block:
+        # every matrix alone on the int8 path; the whole int8 pass is checked on the
+        # Q2D files: on these 4- and 6-layer d 64 ones with a quantised router, top-k
+        # flips between near-equal router logits move most rows (the bidirectional
+        # canvas attention spreads a flipped row to the others)
+        matrices_check(tool, work, name, gg, m, alias)
+    return 0
+
+
+def path_matmuls(m, blocks, sc_on, experts_q):
+    """The block-type matmuls on one canvas row's way through a decoder pass: every
+    layer's attention and dense MLP matrices (not the router: its output only picks
+    and weights experts), the routed experts' two stages when quantised, the
+    self-conditioning MLP when it runs, and the head."""
+    n = sum(1 for g in blocks if g.startswith("blk.") and not g.endswith("ffn_gate_inp.weight"))
+    n += sum(1 for g in blocks if g.startswith("self_cond_")) if sc_on else 0
+    n += 1 if "token_embd.weight" in blocks or "output.weight" in blocks else 0
+    return n + (2 * m.n_layer if experts_q and m.moe else 0)
+
+
+def q2d_case(tool, work, name):
+    """A file quantised as a real one: 2-D matrices and experts of block types (q4_k_m:
+    llama.cpp's Q4_K_M mix, router F32, head Q6_K). The dequantised path against the
+    float64 reference (1e-5); every 2-D matrix alone on the int8 path within its
+    derived bound; a whole int8 decoder pass within the path bound."""
+    t2, te = Q2D_CASES[name]
+    d, gg, m, n_over = gguf_model(work, Q2D, " --gguf-type %s --gguf-expert-type %s" % (t2, te))
+    info = json.loads(run(tool, "info", "--model", gg).stdout)
+    if info["family"] != 3 or not info["moe"]:
+        raise SystemExit("FAIL: GGUF info %r" % info)
+    c = ref.Cache(m)
+    ref.encode(m, c, PROMPT)
+    out = os.path.join(work, name + ".f32")
+    sc = (ref.decode(m, c, CANVAS[::-1]) / 0.6).astype("<f4")
+    sc.tofile(out + ".sc")
+    sc = sc.astype(np.float64)
+    want = ref.decode(m, c, CANVAS, sc)
+    run(tool, "decode", "--model", gg, "--prompt", ids(PROMPT), "--canvas", ids(CANVAS), "--out", out,
+        "--sc", out + ".sc", env=DEQ)
+    got = np.fromfile(out, dtype="<f4").reshape(-1, m.V).astype(np.float64)
+    worst = max(rel_err(got[i], want[i]) for i in range(len(want)))
+    print("%s: %d tensors from the GGUF, dequantised decode worst row error %.3g" % (name, n_over, worst))
+    if not worst <= 1e-5:
+        raise SystemExit("FAIL: dequantised decode error %.3g > 1e-5" % worst)
+    blocks = matrices_check(tool, work, name, gg, m)
+    if "token_embd.weight" not in blocks:
+        raise SystemExit("FAIL: the head is not quantised in %s" % gg)
+    int8_pass_check(tool, work, name, gg, m, sc, want, path_matmuls(m, blocks, True, True))
+    return 0
 
 
 U = 2.0 ** -24
@@ -296,14 +354,103 @@ def moe_bound(m, layer, x, idx, wts):
     return out, bnd
 
 
+def matrices_check(tool, work, name, gg, m, alias=False):
+    """Every 2-D matrix alone (`dgemma_tool mm`: attention, dense MLP, router,
+    self-conditioning MLP, head) on rows with an outlier and a near-zero row: a block
+    type on the default int8 path within act_round's bound (x2, as test_qdot allows),
+    every matrix on the dequantised path within 1e-5 of float64. Returns {GGUF name:
+    type} of the block-type matrices."""
+    inv = {mkdgemma.gguf_name(hf, alias): hf for hf in m.w}
+    K = max(w.shape[1] for w in m.w.values() if w.ndim == 2)
+    rng = np.random.Generator(np.random.PCG64(12))
+    x = rng.standard_normal((12, K))
+    x[3, 7] = 40.0
+    x[9] *= 1e-3
+    x = x.astype("<f4")
+    xf = os.path.join(work, name + ".mm.x")
+    x.tofile(xf)
+    x = x.astype(np.float64)
+    res = {}
+    for path, env in (("int8", None), ("dequant", DEQ)):
+        pre = os.path.join(work, "%s.mm.%s" % (name, path))
+        p = run(tool, "mm", "--model", gg, "--x", xf, "--width", str(K), "--out", pre, env=env)
+        for line in p.stdout.split("\n"):
+            if line:
+                g, t, rows, cols = line.split()
+                y = np.fromfile(pre + "." + g, dtype="<f4").reshape(x.shape[0], int(rows)).astype(np.float64)
+                res.setdefault(g, {})[path] = (t, int(cols), y)
+    blocks, worst_ratio, worst_deq = {}, 0.0, 0.0
+    for g, r in res.items():
+        W = m.w[inv[g]]
+        t, cols, _ = r["int8"]
+        xs = x[:, :cols]
+        if W.shape[1] != cols:
+            raise SystemExit("FAIL: %s has %d columns in the engine, %d in the file" % (g, cols, W.shape[1]))
+        want = xs @ W.T
+        worst_deq = max(worst_deq, max(rel_err(r["dequant"][2][i], want[i]) for i in range(len(want))))
+        if t.startswith("Q"):
+            blocks[g] = t
+            err = np.abs(r["int8"][2] - want)
+            bnd = np.stack([act_round(xs[i], W) for i in range(len(xs))])
+            ratio = float(np.max(err / bnd))
+            if not ratio <= 2.0:
+                i, j = np.unravel_index(int(np.argmax(err / bnd)), err.shape)
+                raise SystemExit("FAIL: %s (%s) int8 row %d col %d: error %.3g, bound %.3g" %
+                                 (g, t, i, j, err[i, j], bnd[i, j]))
+            worst_ratio = max(worst_ratio, ratio)
+    if not blocks:
+        raise SystemExit("FAIL: no block-type 2-D matrix in %s" % gg)
+    print("%s: %d 2-D matrices alone (%d of block types %s): int8 worst error / bound %.3f, "
+          "dequantised %.3g" % (name, len(res), len(blocks), "+".join(sorted(set(blocks.values()))),
+                                worst_ratio, worst_deq))
+    if not worst_deq <= 1e-5:
+        raise SystemExit("FAIL: dequantised 2-D matrices error %.3g > 1e-5" % worst_deq)
+    return blocks
+
+
+def int8_pass_check(tool, work, name, gg, m, sc, want, n_mm):
+    """A whole decoder pass on the default int8 path against the float64 reference on
+    the dequantised weights (want). As tests/golden/gguf_golden.py derives it, each
+    quantised matmul on a row's path adds an independent relative rms error eps_a (the
+    activation quantiser's, measured there), so the row error is about sqrt(n) eps_a
+    for n such matmuls; 2x that is allowed. A row whose top-k expert choice flips
+    between two near-equal router logits changes discretely, so the median row is held
+    to the bound (the worst is printed) and every logit must be finite. Both paths
+    read only the experts they use."""
+    import re
+    out = os.path.join(work, name + ".int8.f32")
+    xa = []
+    if sc is not None:
+        sc.astype("<f4").tofile(out + ".sc")
+        xa = ["--sc", out + ".sc"]
+    p = run(tool, "decode", "--model", gg, "--prompt", ids(PROMPT), "--canvas", ids(CANVAS), "--out", out, *xa)
+    got = np.fromfile(out, dtype="<f4").reshape(-1, m.V).astype(np.float64)
+    if not np.all(np.isfinite(got)):
+        raise SystemExit("FAIL: int8 decode logits are not finite")
+    errs = [rel_err(got[i], want[i]) for i in range(len(want))]
+    sys.path.insert(0, os.path.join(HERE, "..", "golden"))
+    from gguf_golden import act_quant_error
+    eps_a = act_quant_error()
+    bound = 2 * np.sqrt(n_mm) * eps_a
+    med = float(np.median(errs))
+    print("%s: int8 decode over %d quantised matmuls a row: row error median %.3g, worst %.3g "
+          "(bound %.3g = 2 sqrt(%d) eps_a, eps_a %.3g)" % (name, n_mm, med, max(errs), bound, n_mm, eps_a))
+    if m.moe:
+        mt = re.search(r"experts: calls \d+ rows \d+ read (\d+) used (\d+) all (\d+)", p.stderr)
+        read, used, allb = (int(v) for v in mt.groups())
+        if read != used:
+            raise SystemExit("FAIL: expert grouping read %d bytes, used %d, all %d" % (read, used, allb))
+    if not med <= bound:
+        raise SystemExit("FAIL: int8 decode median row error %.3g > %.3g" % (med, bound))
+
+
 def qexp_case(tool, work, name):
     qt, split = QEXP_CASES[name]
     extra = " --gguf-expert-type %s%s" % (qt, " --gguf-split-experts" if split else "")
-    d, gg, m = gguf_model(work, QEXP, extra)
+    d, gg, m, _ = gguf_model(work, QEXP, extra)
     info = json.loads(run(tool, "info", "--model", gg).stdout)
     if info["family"] != 3 or not info["moe"]:
         raise SystemExit("FAIL: GGUF info %r" % info)
-    deq = dict(os.environ, INFILLD_CPU_QUANT="dequant")
     if qt == "q4_0":
         # an expert type the kernels lack (IQ4_NL has Q4_0's block size): a clear refusal
         import struct
@@ -330,7 +477,7 @@ def qexp_case(tool, work, name):
     worst_ratio, worst_deq = 0.0, 0.0
     for layer in range(m.n_layer):
         res = {}
-        for path, env in (("int8", None), ("dequant", deq)):
+        for path, env in (("int8", None), ("dequant", DEQ)):
             of = os.path.join(work, "%s.%d.%s.m" % (name, layer, path))
             run(tool, "moe", "--model", gg, "--layer", str(layer), "--x", xf, "--out", of, env=env)
             got = np.fromfile(of, dtype="<f4").reshape(-1, m.d).astype(np.float64)
@@ -378,7 +525,7 @@ def qexp_case(tool, work, name):
     sc.tofile(out + ".sc")
     want = ref.decode(m, c, CANVAS, sc.astype(np.float64))
     errs = {}
-    for path, env in (("int8", None), ("dequant", deq)):
+    for path, env in (("int8", None), ("dequant", DEQ)):
         p = run(tool, "decode", "--model", gg, "--prompt", ids(PROMPT), "--canvas", ids(CANVAS), "--out", out,
                 "--sc", out + ".sc", env=env)
         got = np.fromfile(out, dtype="<f4").reshape(-1, m.V).astype(np.float64)
@@ -766,7 +913,7 @@ def main(argv):
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args(argv)
     if a.list:
-        print("\n".join(list(LOGIT_CASES) + list(SAMPLER_CASES) + list(GGUF_CASES) + list(QEXP_CASES) + OTHER))
+        print("\n".join(list(LOGIT_CASES) + list(SAMPLER_CASES) + list(GGUF_CASES) + list(QEXP_CASES) + list(Q2D_CASES) + OTHER))
         return 0
     os.makedirs(a.work, exist_ok=True)
     global INFILLD
@@ -779,6 +926,8 @@ def main(argv):
         return gguf_case(a.tool, a.work, a.case)
     if a.case in QEXP_CASES:
         return qexp_case(a.tool, a.work, a.case)
+    if a.case in Q2D_CASES:
+        return q2d_case(a.tool, a.work, a.case)
     if a.case in OTHER:
         return other_case(a.tool, a.work, a.case)
     raise SystemExit("unknown case %s" % a.case)

@@ -21,12 +21,20 @@
  *   dgemma_tool bench --model DIR [--prompt-len P] [--steps K] [--threads T]
  *       Encodes P random ids, then K decoder passes over a canvas of the model's
  *       length (self-conditioning from the second on); prints the encoder time,
- *       the time per decoder step and the expert-grouping counters.
+ *       the time per decoder step (wall, and process CPU: all threads) and the
+ *       expert-grouping counters.
  *   dgemma_tool moe --model DIR --layer L --x FILE --out FILE [--repeat N]
  *       The routed experts of layer L alone on the f32 rows of FILE (n x d): writes
  *       m (n x d f32) to FILE, then the routing (n x top_k int32 ids, n x top_k f32
  *       weights) to FILE.route. --repeat runs it N times and prints the mean
  *       wall and process CPU milliseconds per run (the expert benchmark).
+ *   dgemma_tool mm --model DIR --x FILE --width K --out PREFIX [--repeat N]
+ *       Every 2-D matrix of the model alone (attention, dense MLP, router,
+ *       self-conditioning MLP, LM head) on the f32 rows of FILE (n x K; a matrix
+ *       of C columns reads the first C of each row): writes Y (n x rows f32) to
+ *       PREFIX.NAME for each and prints "NAME DTYPE ROWS COLS" a line (NAME: the
+ *       file's tensor name). --repeat: N more runs of each, then the process CPU
+ *       milliseconds per run of all of them.
  *   dgemma_tool ctx --model DIR --cache N --rows R
  *       Makes a context; prints "ok" or the error (the memory-budget refusal).
  *
@@ -228,29 +236,35 @@ int main(int argc, char **argv) {
             for (int i = 0; i < P + n; i++)
                 ids[i] = (int32_t)(eng_noise_uniform(1, 0, (uint32_t)i, 0) * V);
             uint64_t t0 = base_now_ns();
+            clock_t c0 = clock();
             base_status st = eng_dg_encode(c, ids, P, NULL);
             double enc = base_ms_since(t0);
+            const double enc_cpu = 1000.0 * (double)(clock() - c0) / CLOCKS_PER_SEC;
             eng_dg_stats s0;
             eng_dg_get_stats(c, &s0);
             double dec = 0;
+            c0 = clock();
             for (int k = 0; st == BASE_OK && k < K; k++) {
                 t0 = base_now_ns();
                 st = eng_dg_decode(c, ids + P, n, k && in->self_cond ? lg : NULL, lg);
                 dec += base_ms_since(t0);
             }
+            const double dec_cpu = 1000.0 * (double)(clock() - c0) / CLOCKS_PER_SEC;
             eng_dg_stats s;
             eng_dg_get_stats(c, &s);
             if (st)
                 rc = fail(base_status_str(st), NULL);
             else
                 printf("{\"device\": \"%s\", \"weight_bytes\": %llu, \"prompt\": %d, "
-                       "\"encode_ms\": %.1f, \"canvas\": %d, \"steps\": %d, "
-                       "\"decode_ms_per_step\": %.1f, \"expert_rows\": %llu, "
+                       "\"encode_ms\": %.1f, \"encode_cpu_ms\": %.1f, \"canvas\": %d, "
+                       "\"steps\": %d, \"decode_ms_per_step\": %.1f, "
+                       "\"decode_cpu_ms_per_step\": %.1f, \"expert_rows\": %llu, "
                        "\"expert_calls\": %llu, \"expert_bytes_read\": %llu, "
                        "\"expert_bytes_used\": %llu, \"expert_bytes_all\": %llu}\n",
                        eng_model_device_desc(m),
-                       (unsigned long long)eng_model_get_info(m)->weight_bytes, P, enc, n, K,
-                       dec / K, (unsigned long long)(s.expert_rows - s0.expert_rows),
+                       (unsigned long long)eng_model_get_info(m)->weight_bytes, P, enc, enc_cpu, n,
+                       K, dec / K, dec_cpu / K,
+                       (unsigned long long)(s.expert_rows - s0.expert_rows),
                        (unsigned long long)(s.expert_calls - s0.expert_calls),
                        (unsigned long long)(s.expert_bytes_read - s0.expert_bytes_read),
                        (unsigned long long)(s.expert_bytes_used - s0.expert_bytes_used),
@@ -305,6 +319,69 @@ int main(int argc, char **argv) {
         free(mo);
         free(w);
         free(ix);
+        eng_dg_ctx_free(c);
+    } else if (strcmp(cmd, "mm") == 0) {
+        const char *xp = arg(argc, argv, "--x"), *op = arg(argc, argv, "--out");
+        const char *ws = arg(argc, argv, "--width"), *rp = arg(argc, argv, "--repeat");
+        const int Kx = ws ? atoi(ws) : 0, N = rp ? atoi(rp) : 0;
+        FILE *f = xp ? fopen(xp, "rb") : NULL;
+        long sz = 0;
+        if (f && fseek(f, 0, SEEK_END) == 0)
+            sz = ftell(f);
+        const int n = Kx > 0 ? (int)(sz / (long)(sizeof(float) * (size_t)Kx)) : 0;
+        float *x = n > 0 ? malloc((size_t)n * Kx * sizeof *x) : NULL;
+        eng_dg_ctx *c = n > 0 ? eng_dg_ctx_new(m, 8, n, &e) : NULL;
+        const eng__dg_model *dg = c ? eng__dg_ctx_model(c) : NULL;
+        /* the 2-D matrices: per layer, then the self-conditioning MLP and the head */
+        int nw = 0;
+        const eng_tensor *ws_[16 * 64 + 8];
+        for (int l = 0; dg && l < in->n_layer && l < 64; l++) {
+            const eng__dg_layer *L = &dg->layers[l];
+            const eng_tensor *lw[] = {&L->wq,     &L->wk,   &L->wv,     &L->wo,
+                                      &L->w_gate, &L->w_up, &L->w_down, &L->router_w};
+            for (size_t i = 0; i < sizeof lw / sizeof lw[0]; i++)
+                if (lw[i]->data)
+                    ws_[nw++] = lw[i];
+        }
+        if (dg) {
+            const eng_tensor *gw[] = {&dg->sc_gate, &dg->sc_up, &dg->sc_down, &dg->lm_head};
+            for (size_t i = 0; i < sizeof gw / sizeof gw[0]; i++)
+                if (gw[i]->data)
+                    ws_[nw++] = gw[i];
+        }
+        int64_t maxr = 0;
+        for (int i = 0; i < nw; i++)
+            maxr = ws_[i]->rows > maxr ? ws_[i]->rows : maxr;
+        float *y = n > 0 ? malloc((size_t)n * (size_t)maxr * sizeof *y) : NULL;
+        if (!f || !op || !x || !c || !y || in->n_layer > 64 || fseek(f, 0, SEEK_SET) ||
+            fread(x, sizeof *x, (size_t)n * Kx, f) != (size_t)n * Kx) {
+            rc = fail("mm setup", c ? NULL : &e);
+        } else {
+            for (int i = 0; i < nw && !rc; i++) {
+                const eng_tensor *W = ws_[i];
+                char path[4096];
+                snprintf(path, sizeof path, "%s.%s", op, W->name ? W->name : "?");
+                if (eng__dg_mm_run(c, W, x, Kx, n, y) != BASE_OK) {
+                    rc = fail("mm run", NULL);
+                    break;
+                }
+                rc = write_f32(path, y, (size_t)n * (size_t)W->rows);
+                printf("%s %s %lld %lld\n", W->name ? W->name : "?", eng_dtype_name(W->dtype),
+                       (long long)W->rows, (long long)W->cols);
+            }
+            if (!rc && N > 0) {
+                const clock_t c0 = clock();
+                for (int r = 0; r < N; r++)
+                    for (int i = 0; i < nw; i++)
+                        eng__dg_mm_run(c, ws_[i], x, Kx, n, y);
+                printf("cpu_ms_per_run %.2f\n",
+                       1000.0 * (double)(clock() - c0) / CLOCKS_PER_SEC / N);
+            }
+        }
+        if (f)
+            fclose(f);
+        free(x);
+        free(y);
         eng_dg_ctx_free(c);
     } else if (strcmp(cmd, "ctx") == 0) {
         const char *cs = arg(argc, argv, "--cache"), *rs = arg(argc, argv, "--rows");

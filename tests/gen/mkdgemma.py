@@ -306,11 +306,23 @@ def write_gguf(a, path, tensors, tok):
         if g is None:
             continue
         t = "f32" if arr.ndim == 1 else a.gguf_type
+        if arr.ndim == 2 and t in ("q4_k", "q5_k", "q6_k", "q4_k_m"):
+            # llama.cpp never quantises the router (ffn_gate_inp); q4_k_m as its Q4_K_M:
+            # Q6_K for the tied token_embd (it is the head), attn_v and ffn_down Q6_K on
+            # the even layers, Q4_K elsewhere
+            if g.endswith("ffn_gate_inp.weight"):
+                t = "f32"
+            elif t == "q4_k_m":
+                even = g.startswith("blk.") and int(g.split(".")[1]) % 2 == 0
+                t = "q6_k" if g == "token_embd.weight" or (even and (g.endswith("attn_v.weight") or
+                                                                     g.endswith("ffn_down.weight"))) else "q4_k"
+            if arr.shape[-1] % gw.BLOCK[t]:
+                raise SystemExit("mkdgemma: %s rows of %d are not whole %s blocks" % (g, arr.shape[-1], t))
         if arr.ndim == 3:
             # experts: --gguf-expert-type, else the 2-D type when it is a float type; q4_k_m
             # mixes types by layer as llama.cpp's Q4_K_M does (Q4_K gate/up; ffn_down Q6_K on
             # the even layers, Q4_K on the odd ones)
-            t = a.gguf_expert_type or (t if gw.BLOCK[t] == 1 else "f16")
+            t = a.gguf_expert_type or (t if gw.BLOCK.get(t) == 1 else "f16")
             if t == "q4_k_m":
                 t = "q6_k" if g.endswith("ffn_down_exps.weight") and int(g.split(".")[1]) % 2 == 0 else "q4_k"
             if arr.shape[-1] % gw.BLOCK[t]:
@@ -359,8 +371,9 @@ def parse_args(argv):
     p.add_argument("--dtype", choices=["f32", "bf16"], default="f32")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--gguf", help="also write the weights as this GGUF file")
-    p.add_argument("--gguf-type", choices=["f32", "f16", "q8_0", "q4_0"], default="f32",
-                   help="type of the 2-D matrices in the GGUF file")
+    p.add_argument("--gguf-type", choices=["f32", "f16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "q4_k_m"],
+                   default="f32", help="type of the 2-D matrices in the GGUF file (the K types keep the "
+                   "router f32 and need every matrix's columns in whole 256-blocks)")
     p.add_argument("--gguf-expert-type", choices=["f32", "f16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "q4_k_m"],
                    help="type of the 3-D expert tensors (default: the 2-D type if a float type, else f16); "
                         "the block types need d_model and the expert width in whole blocks (256 for K types)")
