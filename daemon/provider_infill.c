@@ -1049,6 +1049,7 @@ json_t *dmn_plan_json(const ifl_doc_res *res, double latency_ms) {
         json_object_set_new(j, "fullForwards", json_integer(res->raw.n_forward_full));
         json_object_set_new(j, "windowForwards", json_integer(res->raw.n_forward_window));
         json_object_set_new(j, "rowsComputed", json_integer(res->raw.rows_computed));
+        json_object_set_new(j, "prefillHit", json_boolean(res->prefill_hit));
         if (res->raw.kv_why) {
             /* the context K/V kept between requests: the last run's decision */
             json_object_set_new(j, "contextCache", json_string(res->raw.kv_why));

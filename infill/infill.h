@@ -314,6 +314,7 @@ typedef struct ifl_doc_res {
      * first and the last run's hole size, and the most it could grow to. */
     int runs;
     int n_hole_first, n_hole, n_hole_cap;
+    bool prefill_hit; /* the first run's first step came from an idle prefill */
     /* Why the source failed, one line, when it says more than the status
      * (a remote server's HTTP status, ...); empty otherwise. */
     char error[256];

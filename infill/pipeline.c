@@ -1232,6 +1232,8 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
         }
         if (st != BASE_OK)
             return st; /* the caller frees out->raw */
+        if (out->runs == 0)
+            out->prefill_hit = run.prefill_hit;
         /* Work adds up over the runs; the rest describes the last one. */
         run.steps_run += out->raw.steps_run;
         run.n_forward_full += out->raw.n_forward_full;
