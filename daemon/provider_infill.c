@@ -1069,6 +1069,7 @@ json_t *dmn_plan_json(const ifl_doc_res *res, double latency_ms) {
  * `infilld complete`. */
 static base_status dmn__configure(void *ud, const json_t *settings) {
     dmn__prov *p = ud;
+    p->pf_enabled = dmn__pf_on(settings);
     if (dmn__configure_remote(p, settings))
         return BASE_OK;
     char def[4096];
@@ -1128,6 +1129,7 @@ lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_hos
     p->iface.configure = dmn__configure;
     p->iface.session_close = dmn__session_close;
     p->iface.session_open = dmn__session_open;
+    p->pf_enabled = true; /* the setting's default until an edit says otherwise */
     p->pf_timer = malloc(sizeof *p->pf_timer);
     if (p->pf_timer && uv_timer_init(loop, p->pf_timer) == 0) {
         p->pf_timer->data = p;
