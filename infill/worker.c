@@ -259,6 +259,8 @@ static void ifl__finish(ifl_worker *w, ifl_job *j) {
  * the step runs and holds again on return. */
 static void ifl__run_prefill(ifl_worker *w, ifl_job *j) {
     ifl_model *m = w->model;
+    if (!j)
+        return;
     if (!m || w->remote || ifl_model_damaged(m) || base_flag_get(&j->cancel)) {
         pthread_mutex_unlock(&w->mu);
         ifl_job_free(j);

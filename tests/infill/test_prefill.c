@@ -84,7 +84,7 @@ static void test_exact(ifl_model *m) {
     const size_t c2 = cursor_at(TEXT, "        return max", 8);
     const eng_cache_mode modes[] = {ENG_CACHE_CACHED, ENG_CACHE_EXACT};
     for (int mi = 0; mi < 2; mi++)
-        for (int cands = 1; cands <= 2; cands++) {
+        for (int cands = 1; cands <= 2 - mi; cands++) { /* exact mode: one candidate */
             ifl_doc_req r, r2;
             ifl_doc_res ref, ref2, got;
             req_init(&r, TEXT, c1);
