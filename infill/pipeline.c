@@ -1224,6 +1224,10 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
             tr.params.n_hole_init = out->raw.n_tokens;
             tr.params.hole_init_prob = out->raw.n_cand > 0 ? (float)out->raw.cand[0].mean_conf : 0;
         }
+        /* Tokenizing a large document takes a while and is not
+         * interruptible: a preempted prefill stops here before its step. */
+        if (base_flag_get(cancel))
+            return BASE_ERR_CANCELLED;
         ifl_text_res run;
         st = ifl_infill_text(m, &tr, cancel, &run);
         if (st == BASE_ERR_TOO_LARGE && out->runs > 0) {
