@@ -44,6 +44,8 @@ typedef struct dmn__pending {
 typedef struct dmn__sess {
     lsp_server *srv;
     ifl_syntax *sx;
+    struct dmn__prov *p;
+    bool gone; /* session closed: its store may still call the listener */
     struct dmn__sess *next;
 } dmn__sess;
 
@@ -88,6 +90,13 @@ typedef struct dmn__prov {
     int progress;      /* work-done progress handle while loading */
     int last_percent;
     char refused[1200]; /* the last refusal logged: session, uri, reason */
+    /* Idle prefill (docs/PROTOCOL.md "idlePrefill"): the last edited
+     * document and its cursor, prefilled when the timer fires. */
+    uv_timer_t *pf_timer;
+    lsp_server *pf_srv;
+    char *pf_uri;
+    size_t pf_cursor;
+    bool pf_enabled; /* the last edit's session had it on */
 } dmn__prov;
 
 static void dmn__push(dmn__prov *p, dmn__event *e) {
@@ -151,9 +160,20 @@ static void dmn__on_state(void *ud, const char *state, const char *msg, uint64_t
 
 static void dmn__send_status(dmn__prov *p) {
     const char *dev = p->backend[0] ? p->backend : (p->device ? p->device : "auto");
-    lsp_status st = {p->model_dir, dev, p->state,
-                     p->last_latency_ms > 0 ? p->last_latency_ms : -1.0, p->last_plan};
+    ifl_prefill_stats ps;
+    ifl_worker_prefill_stats(p->worker, &ps);
+    json_t *pf = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f}", "enabled",
+                           p->pf_enabled, "queued", (json_int_t)ps.queued, "runs",
+                           (json_int_t)ps.runs, "completed", (json_int_t)ps.completed, "preempted",
+                           (json_int_t)ps.preempted, "aborted", (json_int_t)ps.aborted, "joined",
+                           (json_int_t)ps.joined, "hits", (json_int_t)ps.hits, "waits",
+                           (json_int_t)ps.waits, "maxWaitMs", ps.max_wait_ms, "lastWaitMs",
+                           ps.last_wait_ms, "chunkMs", ps.chunk_ms, "lastRunMs", ps.last_run_ms);
+    lsp_status st = {p->model_dir, dev,
+                     p->state,     p->last_latency_ms > 0 ? p->last_latency_ms : -1.0,
+                     p->last_plan, pf};
     dmn_host_status(p->host, &st);
+    json_decref(pf);
 }
 
 static dmn__pending *dmn__find_job(dmn__prov *p, uint64_t id, dmn__pending ***link) {
@@ -183,8 +203,11 @@ static void dmn__sess_free_list(dmn__sess **list) {
     }
 }
 
-/* The session's trees, created on its first request; NULL on OOM (the
- * pipeline then uses the line rule). */
+static void dmn__pf_edited(void *ud, const lsp_doc *doc, const lsp_edit_event *ev);
+static void dmn__pf_closed(void *ud, const lsp_doc *doc);
+
+/* The session's trees, created when it opens (or on its first request); NULL
+ * on OOM (the pipeline then uses the line rule). */
 static ifl_syntax *dmn__syntax(dmn__prov *p, lsp_server *srv) {
     for (dmn__sess *s = p->sessions; s; s = s->next)
         if (s->srv == srv)
@@ -198,6 +221,12 @@ static ifl_syntax *dmn__syntax(dmn__prov *p, lsp_server *srv) {
         return NULL;
     }
     s->srv = srv;
+    s->p = p;
+    /* Edits schedule the idle prefill (after the trees' listener: the
+     * prefill locates its span on an updated tree). */
+    lsp_doc_listener l = {NULL, dmn__pf_edited, dmn__pf_closed, s};
+    if (lsp_doc_store_listen(lsp_server_docs(srv), &l) != BASE_OK)
+        BASE_LOGW("dmn", "no idle prefill for this session: too many document listeners");
     s->next = p->sessions;
     p->sessions = s;
     return s->sx;
@@ -486,6 +515,84 @@ static char *dmn__input_extra(lsp_server *srv, const char *cur_uri) {
     return out;
 }
 
+/* The pipeline request for req (key: the document's, for the context K/V);
+ * shared by requests and the idle prefill, which must build the same one. */
+static void dmn__fill_req(dmn__prov *p, lsp_server *srv, const lsp_completion_req *req,
+                          const char *key, const char *text, size_t len, ifl_doc_req *r) {
+    bool sel = req->kind == LSP_REQ_REGENERATE || req->kind == LSP_REQ_CODE_ACTION;
+    ifl_doc_req_default(r);
+    r->text = text;
+    r->len = len;
+    r->language = ifl_syntax_language(req->language_id, req->uri);
+    r->cursor = req->cursor;
+    r->sel_start = sel ? req->sel_start : req->cursor;
+    r->sel_end = sel ? req->sel_end : req->cursor;
+    const lsp_req_options *o = req->opts;
+    r->candidates = 1;
+    if (req->invoked && o)
+        r->candidates = o->candidates > 0 ? o->candidates : 3;
+    if (r->candidates > ENG_DIFF_MAX_CANDIDATES)
+        r->candidates = ENG_DIFF_MAX_CANDIDATES;
+    if (o) {
+        r->has_seed = o->has_seed;
+        r->seed = o->seed;
+        r->validate = o->validate;
+        r->steps = o->steps;
+        if (o->alg && !eng_alg_parse(o->alg, &r->alg))
+            r->alg = ENG_ALG_DEFAULT;
+        /* Per-request budgets: "maxSteps" (denoising steps) and the latency
+         * budget (wall time from when the daemon received the request:
+         * "latencyBudgetMs" per trigger, "timeBudgetMs" overriding both). */
+        /* "maxHole": cap on the span's token budget and its growth (the
+         * benchmark's fixed hole, to match an AR server's n_predict). */
+        json_t *mh = json_object_get(o->all, "maxHole");
+        if (json_is_integer(mh) && json_integer_value(mh) > 0 && json_integer_value(mh) <= 4096)
+            r->max_hole = (int)json_integer_value(mh);
+        json_t *ms = json_object_get(o->all, "maxSteps");
+        json_t *tb = json_object_get(o->all, "timeBudgetMs");
+        if (json_is_integer(ms) && json_integer_value(ms) > 0)
+            r->max_steps = (int)json_integer_value(ms);
+        r->time_budget_ms = dmn_latency_budget_ms(o->all, req->invoked || sel);
+        if (json_is_number(tb) && json_number_value(tb) > 0)
+            r->time_budget_ms = (int)json_number_value(tb);
+    } else {
+        r->time_budget_ms = dmn_latency_budget_ms(NULL, req->invoked || sel);
+    }
+    r->received_ns = req->received_ns;
+    /* "mode": "exact" recomputes the whole canvas at every step (the
+     * reference every approximation is measured against). */
+    const char *mode = o ? json_string_value(json_object_get(o->all, "mode")) : NULL;
+    if (mode && strcmp(mode, "exact") == 0)
+        r->mode = ENG_CACHE_EXACT;
+    /* "dgemmaInfill": "prompt" | "pin" (DiffusionGemma's infill mode; others ignore it) */
+    const char *dgi = o ? json_string_value(json_object_get(o->all, "dgemmaInfill")) : NULL;
+    if (dgi && !ifl_dg_infill_parse(dgi, &r->dg_infill))
+        r->dg_infill = IFL_DG_INFILL_PROMPT;
+    /* "contextCache": keep the document's context K/V for its next request
+     * (infill/kvstore.h; budgets "contextCacheMiB" / "contextCacheDocMiB"). */
+    json_t *cc = o ? json_object_get(o->all, "contextCache") : NULL;
+    if (json_is_boolean(cc) ? json_is_true(cc) : DMN_CONTEXT_CACHE_DEFAULT)
+        r->doc_key = key;
+    json_t *ccm = o ? json_object_get(o->all, "contextCacheMiB") : NULL;
+    json_t *ccd = o ? json_object_get(o->all, "contextCacheDocMiB") : NULL;
+    if (json_is_integer(ccm) && json_integer_value(ccm) > 0 && json_integer_value(ccm) < 1 << 20)
+        r->kv_total_mib = (int)json_integer_value(ccm);
+    if (json_is_integer(ccd) && json_integer_value(ccd) > 0 && json_integer_value(ccd) < 1 << 20)
+        r->kv_doc_mib = (int)json_integer_value(ccd);
+    json_t *ccw = o ? json_object_get(o->all, "contextCacheMargin") : NULL;
+    if (json_is_integer(ccw) && json_integer_value(ccw) > 0 && json_integer_value(ccw) <= 4096)
+        r->kv_margin = (int)json_integer_value(ccw);
+    const char *growth = o ? json_string_value(json_object_get(o->all, "holeGrowth")) : NULL;
+    r->grow_extend = growth && strcmp(growth, "extend") == 0;
+    r->want_partial = req->want_partial && !sel;
+    ifl_syntax *sx = dmn__syntax(p, srv);
+    r->has_span = true;
+    r->span_status =
+        sx ? ifl_syntax_locate(sx, req->doc, r->cursor, r->sel_start, r->sel_end, &r->span)
+           : BASE_ERR_NOMEM;
+    r->defer_post = true;
+}
+
 static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *req) {
     dmn__prov *p = ud;
     if (p->source_error) {
@@ -518,76 +625,7 @@ static void dmn__complete(void *ud, lsp_server *srv, const lsp_completion_req *r
     }
     ifl_tcache_forget(p->tcache, key);
     ifl_doc_req r;
-    ifl_doc_req_default(&r);
-    r.text = text;
-    r.len = len;
-    r.language = ifl_syntax_language(req->language_id, req->uri);
-    r.cursor = req->cursor;
-    r.sel_start = sel ? req->sel_start : req->cursor;
-    r.sel_end = sel ? req->sel_end : req->cursor;
-    const lsp_req_options *o = req->opts;
-    r.candidates = 1;
-    if (req->invoked && o)
-        r.candidates = o->candidates > 0 ? o->candidates : 3;
-    if (r.candidates > ENG_DIFF_MAX_CANDIDATES)
-        r.candidates = ENG_DIFF_MAX_CANDIDATES;
-    if (o) {
-        r.has_seed = o->has_seed;
-        r.seed = o->seed;
-        r.validate = o->validate;
-        r.steps = o->steps;
-        if (o->alg && !eng_alg_parse(o->alg, &r.alg))
-            r.alg = ENG_ALG_DEFAULT;
-        /* Per-request budgets: "maxSteps" (denoising steps) and the latency
-         * budget (wall time from when the daemon received the request:
-         * "latencyBudgetMs" per trigger, "timeBudgetMs" overriding both). */
-        /* "maxHole": cap on the span's token budget and its growth (the
-         * benchmark's fixed hole, to match an AR server's n_predict). */
-        json_t *mh = json_object_get(o->all, "maxHole");
-        if (json_is_integer(mh) && json_integer_value(mh) > 0 && json_integer_value(mh) <= 4096)
-            r.max_hole = (int)json_integer_value(mh);
-        json_t *ms = json_object_get(o->all, "maxSteps");
-        json_t *tb = json_object_get(o->all, "timeBudgetMs");
-        if (json_is_integer(ms) && json_integer_value(ms) > 0)
-            r.max_steps = (int)json_integer_value(ms);
-        r.time_budget_ms = dmn_latency_budget_ms(o->all, req->invoked || sel);
-        if (json_is_number(tb) && json_number_value(tb) > 0)
-            r.time_budget_ms = (int)json_number_value(tb);
-    } else {
-        r.time_budget_ms = dmn_latency_budget_ms(NULL, req->invoked || sel);
-    }
-    r.received_ns = req->received_ns;
-    /* "mode": "exact" recomputes the whole canvas at every step (the
-     * reference every approximation is measured against). */
-    const char *mode = o ? json_string_value(json_object_get(o->all, "mode")) : NULL;
-    if (mode && strcmp(mode, "exact") == 0)
-        r.mode = ENG_CACHE_EXACT;
-    /* "dgemmaInfill": "prompt" | "pin" (DiffusionGemma's infill mode; others ignore it) */
-    const char *dgi = o ? json_string_value(json_object_get(o->all, "dgemmaInfill")) : NULL;
-    if (dgi && !ifl_dg_infill_parse(dgi, &r.dg_infill))
-        r.dg_infill = IFL_DG_INFILL_PROMPT;
-    /* "contextCache": keep the document's context K/V for its next request
-     * (infill/kvstore.h; budgets "contextCacheMiB" / "contextCacheDocMiB"). */
-    json_t *cc = o ? json_object_get(o->all, "contextCache") : NULL;
-    if (json_is_boolean(cc) ? json_is_true(cc) : DMN_CONTEXT_CACHE_DEFAULT)
-        r.doc_key = key;
-    json_t *ccm = o ? json_object_get(o->all, "contextCacheMiB") : NULL;
-    json_t *ccd = o ? json_object_get(o->all, "contextCacheDocMiB") : NULL;
-    if (json_is_integer(ccm) && json_integer_value(ccm) > 0 && json_integer_value(ccm) < 1 << 20)
-        r.kv_total_mib = (int)json_integer_value(ccm);
-    if (json_is_integer(ccd) && json_integer_value(ccd) > 0 && json_integer_value(ccd) < 1 << 20)
-        r.kv_doc_mib = (int)json_integer_value(ccd);
-    json_t *ccw = o ? json_object_get(o->all, "contextCacheMargin") : NULL;
-    if (json_is_integer(ccw) && json_integer_value(ccw) > 0 && json_integer_value(ccw) <= 4096)
-        r.kv_margin = (int)json_integer_value(ccw);
-    const char *growth = o ? json_string_value(json_object_get(o->all, "holeGrowth")) : NULL;
-    r.grow_extend = growth && strcmp(growth, "extend") == 0;
-    r.want_partial = req->want_partial && !sel;
-    ifl_syntax *sx = dmn__syntax(p, srv);
-    r.has_span = true;
-    r.span_status = sx ? ifl_syntax_locate(sx, req->doc, r.cursor, r.sel_start, r.sel_end, &r.span)
-                       : BASE_ERR_NOMEM;
-    r.defer_post = true;
+    dmn__fill_req(p, srv, req, key, text, len, &r);
     dmn__pending *e = calloc(1, sizeof *e);
     if (!e || !(e->key = strdup(key)) || !(e->uri = strdup(req->uri ? req->uri : ""))) {
         dmn__pending_free(e);
@@ -622,6 +660,115 @@ static void dmn__cancel(void *ud, lsp_server *srv, lsp_token token) {
         }
 }
 
+/* ---- idle prefill (docs/PROTOCOL.md "idlePrefill") -------------------------------
+ * After an edit, once the document has been quiet for idlePrefillDelayMs, the
+ * worker computes the first full forward of the automatic request that would
+ * come at the edit's end (the cursor, as far as the server can tell: LSP
+ * sends no cursor moves) — built exactly as dmn__complete builds it, so that
+ * the request finds it. Every edit aborts a running prefill of its document.
+ * A newly opened document is not prefilled: where its cursor is, the server
+ * cannot know, and a guess would burn the CPU for nothing. */
+#define DMN__PF_DELAY_MS 250
+
+static bool dmn__pf_on(const json_t *set) {
+    const json_t *v = json_object_get(set, "idlePrefill");
+    return json_is_boolean(v) ? json_is_true(v) : true;
+}
+
+static uint64_t dmn__pf_delay(const json_t *set) {
+    const json_t *v = json_object_get(set, "idlePrefillDelayMs");
+    if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= 60000)
+        return (uint64_t)json_integer_value(v);
+    return DMN__PF_DELAY_MS;
+}
+
+static void dmn__pf_forget(dmn__prov *p) {
+    free(p->pf_uri);
+    p->pf_uri = NULL;
+    p->pf_srv = NULL;
+    if (p->pf_timer)
+        uv_timer_stop(p->pf_timer);
+}
+
+static void dmn__pf_fire(uv_timer_t *t) {
+    dmn__prov *p = t->data;
+    lsp_server *srv = p->pf_srv;
+    if (!srv || !p->pf_uri || !p->worker || p->source_error ||
+        (strcmp(p->state, "ready") != 0 && strcmp(p->state, "busy") != 0))
+        return;
+    bool alive = false;
+    for (dmn__sess *s = p->sessions; s; s = s->next)
+        alive |= s->srv == srv && !s->gone;
+    const json_t *set = alive ? lsp_server_settings(srv) : NULL;
+    lsp_doc *doc = alive ? lsp_doc_get(lsp_server_docs(srv), p->pf_uri) : NULL;
+    if (!doc || !dmn__pf_on(set) ||
+        !dmn_config_allows(set, lsp_doc_uri(doc), lsp_doc_language_id(doc)))
+        return;
+    size_t len = 0;
+    const char *text = lsp_doc_text(doc, &len);
+    lsp_req_options o;
+    lsp_server_req_options(srv, &o);
+    lsp_completion_req req;
+    memset(&req, 0, sizeof req);
+    req.kind = LSP_REQ_INLINE;
+    req.doc = doc;
+    req.uri = lsp_doc_uri(doc);
+    req.language_id = lsp_doc_language_id(doc);
+    req.version = lsp_doc_version(doc);
+    req.cursor = p->pf_cursor < len ? p->pf_cursor : len;
+    req.sel_start = req.sel_end = req.cursor;
+    req.opts = &o;
+    if (dmn__refuse(p, srv, &req, text, len))
+        return;
+    char key[64 + 1024];
+    snprintf(key, sizeof key, "%p %s", (void *)srv, req.uri);
+    const char *rest;
+    size_t rest_len;
+    if (ifl_tcache_get(p->tcache, key, text, len, req.cursor, &rest, &rest_len))
+        return; /* the typing-through cache answers the next request */
+    ifl_doc_req r;
+    dmn__fill_req(p, srv, &req, key, text, len, &r);
+    if (!ifl_worker_prefill(p->worker, dmn__group(srv, req.uri), &r))
+        BASE_LOGW("dmn", "idle prefill not queued: out of memory");
+}
+
+static void dmn__pf_edited(void *ud, const lsp_doc *doc, const lsp_edit_event *ev) {
+    dmn__sess *s = ud;
+    dmn__prov *p = s->p;
+    if (s->gone || !p->worker || !p->pf_timer)
+        return;
+    const char *uri = lsp_doc_uri(doc);
+    ifl_worker_prefill_cancel(p->worker, dmn__group(s->srv, uri));
+    const json_t *set = lsp_server_settings(s->srv);
+    p->pf_enabled = dmn__pf_on(set);
+    if (!p->pf_enabled) {
+        if (p->pf_srv == s->srv)
+            dmn__pf_forget(p);
+        return;
+    }
+    char *u = strdup(uri);
+    if (!u)
+        return;
+    free(p->pf_uri);
+    p->pf_uri = u;
+    p->pf_srv = s->srv;
+    p->pf_cursor = ev->new_end_byte;
+    uv_timer_start(p->pf_timer, dmn__pf_fire, dmn__pf_delay(set), 0);
+}
+
+static void dmn__pf_closed(void *ud, const lsp_doc *doc) {
+    dmn__sess *s = ud;
+    dmn__prov *p = s->p;
+    if (!p->worker)
+        return;
+    const char *uri = lsp_doc_uri(doc);
+    ifl_worker_prefill_cancel(p->worker, dmn__group(s->srv, uri));
+    if (p->pf_srv == s->srv && p->pf_uri && uri && strcmp(p->pf_uri, uri) == 0)
+        dmn__pf_forget(p);
+}
+
+static void dmn__session_open(void *ud, lsp_server *srv) { (void)dmn__syntax(ud, srv); }
+
 static void dmn__session_close(void *ud, lsp_server *srv) {
     dmn__prov *p = ud;
     dmn__sess_free_list(&p->closed);
@@ -629,6 +776,11 @@ static void dmn__session_close(void *ud, lsp_server *srv) {
         if ((*pp)->srv == srv) {
             dmn__sess *s = *pp;
             *pp = s->next;
+            s->gone = true;
+            if (p->pf_srv == srv) {
+                dmn__pf_forget(p);
+                ifl_worker_prefill_cancel(p->worker, 0);
+            }
             s->next = p->closed;
             p->closed = s;
             break;
@@ -897,6 +1049,7 @@ json_t *dmn_plan_json(const ifl_doc_res *res, double latency_ms) {
         json_object_set_new(j, "fullForwards", json_integer(res->raw.n_forward_full));
         json_object_set_new(j, "windowForwards", json_integer(res->raw.n_forward_window));
         json_object_set_new(j, "rowsComputed", json_integer(res->raw.rows_computed));
+        json_object_set_new(j, "prefillHit", json_boolean(res->prefill_hit));
         if (res->raw.kv_why) {
             /* the context K/V kept between requests: the last run's decision */
             json_object_set_new(j, "contextCache", json_string(res->raw.kv_why));
@@ -916,6 +1069,7 @@ json_t *dmn_plan_json(const ifl_doc_res *res, double latency_ms) {
  * `infilld complete`. */
 static base_status dmn__configure(void *ud, const json_t *settings) {
     dmn__prov *p = ud;
+    p->pf_enabled = dmn__pf_on(settings);
     if (dmn__configure_remote(p, settings))
         return BASE_OK;
     char def[4096];
@@ -974,6 +1128,16 @@ lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_hos
     p->iface.cancel = dmn__cancel;
     p->iface.configure = dmn__configure;
     p->iface.session_close = dmn__session_close;
+    p->iface.session_open = dmn__session_open;
+    p->pf_enabled = true; /* the setting's default until an edit says otherwise */
+    p->pf_timer = malloc(sizeof *p->pf_timer);
+    if (p->pf_timer && uv_timer_init(loop, p->pf_timer) == 0) {
+        p->pf_timer->data = p;
+        uv_unref((uv_handle_t *)p->pf_timer);
+    } else {
+        free(p->pf_timer);
+        p->pf_timer = NULL; /* no idle prefill */
+    }
     p->iface.ud = p;
     /* Without it (out of memory) remote jobs transfer on the worker thread. */
     p->rloop = ifl_remote_loop_new(loop);
@@ -1002,12 +1166,18 @@ static void dmn__closed(uv_handle_t *h) {
     free(p);
 }
 
+static void dmn__pf_timer_closed(uv_handle_t *h) { free(h); }
+
 void dmn_provider_free(lsp_provider_i *iface) {
     if (!iface)
         return;
     dmn__prov *p = iface->ud;
     /* The loop's transfers first: their jobs come back to the worker, which
      * frees them. */
+    dmn__pf_forget(p);
+    if (p->pf_timer)
+        uv_close((uv_handle_t *)p->pf_timer, dmn__pf_timer_closed);
+    p->pf_timer = NULL;
     ifl_worker_set_loop(p->worker, NULL);
     ifl_remote_loop_close(p->rloop);
     p->rloop = NULL;

@@ -166,6 +166,10 @@ typedef struct ifl_text_req {
     /* Partial text after each step (masks shown as IFL_MASK_PLACEHOLDER). */
     void (*partial)(void *ud, const char *text, size_t len, int step, int steps);
     void *partial_ud;
+    /* Idle prefill (infill/prefill.c): run only the first step, keep its
+     * results for the next run whose first step is the same, and return
+     * BASE_ERR_CANCELLED (nothing else is computed). */
+    bool prefill;
 } ifl_text_req;
 
 #define IFL_MASK_PLACEHOLDER "\xe2\x80\xa6" /* U+2026 per run of masks */
@@ -198,6 +202,9 @@ typedef struct ifl_text_res {
      * shifted (re-rotated), and re-encoded by the first step. */
     const char *kv_why;
     int kv_reused, kv_shifted, kv_reencoded;
+    /* The first step came from an idle prefill of the same canvas (bit for
+     * bit what it would have computed; infill/prefill.c). */
+    bool prefill_hit;
     /* DiffusionGemma: the entropy-bound sampler's settings of this run (for
      * --explain; eb.used is false for the mask-model families, which use alg) */
     struct {
@@ -277,6 +284,9 @@ typedef struct ifl_doc_req {
      * by the exclusion rules and bounded by source.extraContextChars);
      * NULL = none. Worker jobs copy it. */
     const char *input_extra;
+    /* Idle prefill: plan and run the first run's first step only, kept for
+     * the request that follows (ifl_worker_prefill; infill/prefill.c). */
+    bool prefill;
 } ifl_doc_req;
 
 void ifl_doc_req_default(ifl_doc_req *r);
@@ -304,6 +314,7 @@ typedef struct ifl_doc_res {
      * first and the last run's hole size, and the most it could grow to. */
     int runs;
     int n_hole_first, n_hole, n_hole_cap;
+    bool prefill_hit; /* the first run's first step came from an idle prefill */
     /* Why the source failed, one line, when it says more than the status
      * (a remote server's HTTP status, ...); empty otherwise. */
     char error[256];
@@ -364,7 +375,10 @@ typedef struct ifl_job {
     base_status status;
     ifl_doc_res res;
     double latency_ms;
+    double wait_ms; /* from submit to the worker taking it (a prefill's stop included) */
     /* private */
+    uint64_t submit_ns;
+    bool pf_seen; /* a prefill was running when it was submitted */
     volatile int cancel;
     struct ifl_job *next;
     void *handoff; /* worker.c: a remote job whose transfer runs on the loop */
@@ -394,5 +408,53 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
 /* Cancels job id (queued or running). */
 void ifl_worker_cancel(ifl_worker *w, uint64_t id);
 void ifl_job_free(ifl_job *j);
+
+/* ---- idle prefill (issue 19 item 3; infill/prefill.c, docs/PROTOCOL.md) -----------
+ * While the user is idle the worker runs, at the lowest priority, the first
+ * full forward of the request that would come next (the planned canvas:
+ * context + hole masks at the cursor) and keeps its step results; the ctx
+ * keeps its K/V. A request whose first step is the same batch and step
+ * request gets them bit for bit (exact mode too) and pays only the steps
+ * after. Any other job preempts a running prefill at the engine's next layer
+ * boundary (its cancel check): the wait is at most one layer of the
+ * prefill's forward, chunk_ms below (predicted from the cost model). A job
+ * for the same document, text, cursor and settings lets it finish instead
+ * (it would compute the same step itself). */
+typedef struct ifl_prefill_stats {
+    long long queued;    /* prefills asked for */
+    long long runs;      /* started */
+    long long completed; /* first step computed and kept */
+    long long preempted; /* stopped for another job */
+    long long aborted;   /* stopped by an edit, a newer prefill or a load */
+    long long joined;    /* jobs that waited for a matching prefill to finish */
+    long long hits;      /* jobs whose first step came from a prefill */
+    long long waits;     /* jobs that found a prefill running */
+    double max_wait_ms;  /* the longest such a job waited for the worker */
+    double last_wait_ms;
+    double chunk_ms;    /* stated bound: predicted ms of one layer of the last prefill's forward */
+    double last_run_ms; /* the last completed prefill's time */
+} ifl_prefill_stats;
+
+/* Queues a prefill of req (copied) for group; replaces a queued one and
+ * aborts a running one. It runs only while no job waits. */
+bool ifl_worker_prefill(ifl_worker *w, uint64_t group, const ifl_doc_req *req);
+/* Drops a queued and aborts a running prefill (group 0: any group): the
+ * document changed. */
+void ifl_worker_prefill_cancel(ifl_worker *w, uint64_t group);
+void ifl_worker_prefill_stats(ifl_worker *w, ifl_prefill_stats *out);
+/* Tests: called on the worker thread when a prefill starts (NULL = none). */
+void ifl_worker_set_prefill_hook(ifl_worker *w, void (*fn)(void *ud, uint64_t group), void *ud);
+/* Tests: the step wrap (ifl_model_set_step_wrap) of every model it loads
+ * from now on, and whether the running prefill has been asked to stop (a
+ * scripted slow stepper polls it between its simulated layers). */
+void ifl_worker_set_step_wrap(ifl_worker *w, ifl_step_wrap_fn fn, void *ud);
+bool ifl_worker_prefill_stopping(ifl_worker *w);
+
+/* The model's prefill slot: does a kept first step apply, and its stated
+ * per-layer bound. Cleared by anything else that uses the model's ctx. */
+bool ifl_model_prefilled(const ifl_model *m);
+double ifl_model_prefill_chunk_ms(const ifl_model *m);
+long long ifl_model_prefill_hits(const ifl_model *m); /* first steps served so far */
+void ifl_model_prefill_clear(ifl_model *m);
 
 #endif

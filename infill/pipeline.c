@@ -5,6 +5,7 @@
 #include "flag.h"
 #include "infill.h"
 #include "kvstore.h"
+#include "prefill.h"
 #include "source.h"
 
 #include <limits.h>
@@ -28,6 +29,12 @@ struct ifl_model {
     int n_starved;   /* requests refused ("no step fits") since the last run */
     ifl_kvstore *kv; /* context K/V kept between requests */
     int32_t *kv_canvas;
+    /* Idle prefill (prefill.h): the kept first step and the ctx generation,
+     * bumped by everything that writes the ctx's cache. */
+    ifl_pf_slot pf;
+    uint64_t ctx_gen;
+    double pf_chunk_ms; /* the last prefill's predicted ms per layer */
+    long long pf_hits;
 };
 
 ifl_kvstore *ifl_model_kv(ifl_model *m) { return m ? m->kv : NULL; }
@@ -153,6 +160,7 @@ void ifl_model_close(ifl_model *m) {
     if (!m)
         return;
     eng_diffuser_free(m->diff);
+    ifl_pf_clear(&m->pf);
     ifl_kv_free(m->kv);
     free(m->kv_canvas);
     eng_ctx_free(m->ctx);
@@ -176,6 +184,52 @@ void ifl_model_set_step_wrap(ifl_model *m, ifl_step_wrap_fn fn, void *ud) {
     m->wrap = fn;
     m->wrap_ud = ud;
 }
+bool ifl_model_prefilled(const ifl_model *m) { return m && m->pf.valid && m->pf.gen == m->ctx_gen; }
+double ifl_model_prefill_chunk_ms(const ifl_model *m) { return m ? m->pf_chunk_ms : 0; }
+long long ifl_model_prefill_hits(const ifl_model *m) { return m ? m->pf_hits : 0; }
+void ifl_model_prefill_clear(ifl_model *m) {
+    if (m)
+        ifl_pf_clear(&m->pf);
+}
+
+/* Every step of a text run: the first may come from the prefill slot (a
+ * request) or go into it (a prefill, which then stops the run). */
+typedef struct ifl__pf_stepper {
+    ifl_model *m;
+    eng_stepper inner;
+    bool prefill;
+    int n;     /* steps asked for */
+    bool hit;  /* the first came from the slot */
+    bool kept; /* prefill: the first went into the slot */
+} ifl__pf_stepper;
+
+static base_status ifl__pf_step(void *ud, const eng_batch *batch, const eng_step_req *req,
+                                eng_row_result *out) {
+    ifl__pf_stepper *s = ud;
+    ifl_model *m = s->m;
+    if (s->n++ == 0 && !s->prefill && ifl_pf_match(&m->pf, m->ctx_gen, batch, req)) {
+        if (req->n_pos > 0)
+            memcpy(out, m->pf.out, sizeof(eng_row_result) * (size_t)req->n_pos);
+        ifl_pf_clear(&m->pf); /* the next step writes the ctx */
+        s->hit = true;
+        m->pf_hits++;
+        return BASE_OK;
+    }
+    if (s->prefill && s->n > 1)
+        return BASE_ERR_CANCELLED; /* not reached: the first stops the run */
+    base_status st = s->inner.step(s->inner.ud, batch, req, out);
+    m->ctx_gen++;
+    if (s->prefill) {
+        if (st != BASE_OK)
+            return st;
+        st = ifl_pf_keep(&m->pf, m->ctx_gen, batch, req, out);
+        if (st != BASE_OK)
+            return st;
+        s->kept = true;
+        return BASE_ERR_CANCELLED; /* the rest belongs to the request */
+    }
+    return st;
+}
 
 typedef struct ifl__wrapped {
     const ifl_model *m;
@@ -194,6 +248,7 @@ base_status ifl_model_remeasure(ifl_model *m) {
     ifl__wrapped wr = {m, eng_stepper_ctx(m->ctx)};
     eng_stepper stp = m->wrap ? (eng_stepper){ifl__wrapped_step, &wr} : wr.inner;
     ifl_cost c;
+    m->ctx_gen++;
     base_status st = ifl_cost_measure(&stp, &m->info, m->max_len, &c);
     if (st != BASE_OK) {
         m->n_starved = 0; /* not again after every request */
@@ -607,7 +662,7 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
                             ifl_text_res *out) {
     memset(out, 0, sizeof *out);
     if (m->dg)
-        return ifl__dg_infill(m, r, cancel, out);
+        return r->prefill ? BASE_ERR_UNSUPPORTED : ifl__dg_infill(m, r, cancel, out);
     uint64_t t0 = base_now_ns();
     eng_diff_params p = r->params;
     if (p.candidates > m->max_batch)
@@ -702,11 +757,20 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         stp.step = ifl__wrapped_step;
         stp.ud = &wrapped;
     }
+    ifl__pf_stepper pfs = {m, stp, r->prefill, 0, false, false};
+    stp = (eng_stepper){ifl__pf_step, &pfs};
     if (p.deadline_ns) {
         p.step_cost = ifl__step_cost;
         p.step_cost_ud = &m->cost;
     }
     eng_diff_prompt prompt = {pre, n_pre, suf, n_suf};
+    if (r->prefill) {
+        /* The stated bound of a preemption: one layer of this forward. */
+        int len = eng_diff_canvas_len(&m->info, &prompt, &p);
+        m->pf_chunk_ms =
+            ifl_cost_step_ms(&m->cost, len * p.candidates, len, p.n_hole * p.candidates) /
+            (m->info.n_layer > 0 ? m->info.n_layer : 1);
+    }
     eng_diff_result dr;
     eng_ctx_set_cancel(m->ctx, cancel);
     uint64_t t1 = base_now_ns();
@@ -715,11 +779,20 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
     ifl_kv_plan kvp;
     int kv_len = 0, kv_hs = 0;
     bool kv_use = false;
-    if (kv_on) {
+    /* A prefill leaves the store alone: the request that follows plans it. */
+    if (kv_on && !r->prefill) {
         kv_len = eng_diff_layout(&m->info, &prompt, p.n_hole, m->kv_canvas, m->max_len, &kv_hs);
         if (kv_len > 0 && ifl_kv_plan_canvas(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs,
                                              p.n_hole, &kvp) == BASE_OK) {
             kv_use = true;
+            if (kvp.warm && ifl_pf_covers(&m->pf, m->ctx_gen, m->kv_canvas, kv_len, p.candidates)) {
+                /* A prefill computed this canvas's full forward: exact and
+                 * free, better than the kept rows' approximation. */
+                kvp.warm = false;
+                kvp.why = "prefilled";
+                kvp.reused = kvp.shifted = 0;
+                kvp.reencoded = kv_len;
+            }
             if (kvp.warm) {
                 int n_saved = 0;
                 const float *saved = ifl_kv_rows(m->kv, r->kv_key, &n_saved);
@@ -733,6 +806,7 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
                                sizeof(int32_t) * (size_t)kv_len);
                     kb.tokens = kt;
                     ks = eng_ctx_kv_import(m->ctx, &kb, saved, kvp.src, n_saved);
+                    m->ctx_gen++;
                 }
                 free(kt);
                 if (ks == BASE_OK) {
@@ -776,7 +850,9 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         goto done;
     out->t.step_ms = dr.ms_step;
     out->predicted_step_ms = dr.ms_predicted;
-    if (p.step_cost)
+    out->prefill_hit = pfs.hit;
+    /* A step served from the prefill took no time: not an observation. */
+    if (p.step_cost && !pfs.hit)
         ifl_cost_observe(&m->cost, dr.ms_predicted, dr.ms_step);
     out->steps_run = dr.steps_run;
     out->n_forward_full = dr.n_forward_full;
@@ -879,6 +955,7 @@ base_status ifl_infill_text_multi(ifl_model *m, const ifl_text_req *reqs, int n,
             stp.step = ifl__wrapped_step;
             stp.ud = &wrapped;
         }
+        m->ctx_gen++; /* its steps do not go through the prefill slot */
         eng_ctx_set_cancel(m->ctx, cancel);
         uint64_t t1 = base_now_ns();
         st = eng_diffuse_multi(m->diff, &stp, prompts, n, &p, &dr);
@@ -1085,6 +1162,7 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
     tr.partial = r->partial;
     tr.partial_ud = r->partial_ud;
     tr.kv_key = r->doc_key;
+    tr.prefill = r->prefill;
     if (r->doc_key && m->kv) {
         ifl_kv_opts ko = *ifl_kv_get_opts(m->kv);
         ifl_kv_opts def;
@@ -1124,7 +1202,8 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
             /* A cost model that refuses every request never observes a run to
              * correct it (e.g. measured while the machine was busy): count the
              * refusals so that the worker measures it again when idle. */
-            if (!pl.run && out->runs == 0 && pl.why && strcmp(pl.why, "no step fits") == 0)
+            if (!pl.run && out->runs == 0 && !r->prefill && pl.why &&
+                strcmp(pl.why, "no step fits") == 0)
                 m->n_starved++;
             else if (pl.run)
                 m->n_starved = 0;
@@ -1145,6 +1224,10 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
             tr.params.n_hole_init = out->raw.n_tokens;
             tr.params.hole_init_prob = out->raw.n_cand > 0 ? (float)out->raw.cand[0].mean_conf : 0;
         }
+        /* Tokenizing a large document takes a while and is not
+         * interruptible: a preempted prefill stops here before its step. */
+        if (base_flag_get(cancel))
+            return BASE_ERR_CANCELLED;
         ifl_text_res run;
         st = ifl_infill_text(m, &tr, cancel, &run);
         if (st == BASE_ERR_TOO_LARGE && out->runs > 0) {
@@ -1153,6 +1236,8 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
         }
         if (st != BASE_OK)
             return st; /* the caller frees out->raw */
+        if (out->runs == 0)
+            out->prefill_hit = run.prefill_hit;
         /* Work adds up over the runs; the rest describes the last one. */
         run.steps_run += out->raw.steps_run;
         run.n_forward_full += out->raw.n_forward_full;

@@ -37,6 +37,14 @@ struct ifl_worker {
     ifl_remote_loop *rl;
     ifl_job *inflight;  /* transfers on the loop (linked by next) */
     ifl_job *finishing; /* back from the loop, to post-process */
+    /* Idle prefill (infill.h): at most one queued and one running; cancel
+     * flag 3 = preempted by another job, 1 = aborted (edit, newer, load). */
+    ifl_job *pf_queued, *pf_running;
+    ifl_prefill_stats pst;
+    void (*pf_hook)(void *ud, uint64_t group);
+    void *pf_hook_ud;
+    ifl_step_wrap_fn wrap; /* tests: for every model loaded */
+    void *wrap_ud;
 };
 
 typedef struct ifl__pctx {
@@ -108,6 +116,10 @@ static void ifl__do_load(ifl_worker *w, char *dir, ifl_remote_cfg *rc) {
     o.load.progress_ud = w;
     eng_error err = {0};
     w->model = ifl_model_open(dir, &o, &err);
+    pthread_mutex_lock(&w->mu);
+    if (w->model && w->wrap)
+        ifl_model_set_step_wrap(w->model, w->wrap, w->wrap_ud);
+    pthread_mutex_unlock(&w->mu);
     if (w->model && ifl_model_damaged(w->model)) {
         snprintf(err.msg, sizeof err.msg, "%s was truncated while it was being loaded",
                  ifl_model_damaged(w->model));
@@ -243,6 +255,54 @@ static void ifl__finish(ifl_worker *w, ifl_job *j) {
         ifl_job_free(j);
 }
 
+/* Runs prefill j (taken off pf_queued) under w->mu, which it drops while
+ * the step runs and holds again on return. */
+static void ifl__run_prefill(ifl_worker *w, ifl_job *j) {
+    ifl_model *m = w->model;
+    if (!j)
+        return;
+    if (!m || w->remote || ifl_model_damaged(m) || base_flag_get(&j->cancel)) {
+        pthread_mutex_unlock(&w->mu);
+        ifl_job_free(j);
+        pthread_mutex_lock(&w->mu);
+        return;
+    }
+    w->pf_running = j;
+    w->pst.runs++;
+    void (*hook)(void *, uint64_t) = w->pf_hook;
+    void *hook_ud = w->pf_hook_ud;
+    pthread_mutex_unlock(&w->mu);
+    if (hook)
+        hook(hook_ud, j->group);
+    uint64_t t0 = base_now_ns();
+    /* Whatever the slot held is for an older text; this run refills it. */
+    ifl_model_prefill_clear(m);
+    j->req.partial = NULL;
+    j->req.prefill = true;
+    j->req.defer_post = true;
+    base_status st = ifl_complete_doc(m, &j->req, &j->cancel, &j->res);
+    double ms = base_ms_since(t0);
+    bool kept = ifl_model_prefilled(m);
+    pthread_mutex_lock(&w->mu);
+    w->pf_running = NULL;
+    int c = base_flag_get(&j->cancel);
+    w->pst.chunk_ms = ifl_model_prefill_chunk_ms(m);
+    if (kept) {
+        w->pst.completed++;
+        w->pst.last_run_ms = ms;
+    } else if (c == 3) {
+        w->pst.preempted++;
+    } else if (c) {
+        w->pst.aborted++;
+    } else if (st != BASE_ERR_CANCELLED) {
+        BASE_LOGD("infill", "idle prefill not run: %s", base_status_str(st));
+    }
+    pthread_mutex_unlock(&w->mu);
+    (void)ifl__model_lost(w);
+    ifl_job_free(j);
+    pthread_mutex_lock(&w->mu);
+}
+
 static void *ifl__worker_main(void *arg) {
     ifl_worker *w = arg;
     bool busy = false; /* "busy" reported, "ready" not yet */
@@ -251,7 +311,7 @@ static void *ifl__worker_main(void *arg) {
         /* A load waits for the transfers on the loop to come back (they
          * were cancelled): they use the source it replaces. */
         while (!w->stop && !w->finishing && !(w->load_pending && !w->inflight) &&
-               !(w->queue && !w->load_pending))
+               !(w->queue && !w->load_pending) && !(w->pf_queued && !w->load_pending))
             pthread_cond_wait(&w->cv, &w->mu);
         if (w->stop)
             break;
@@ -273,13 +333,27 @@ static void *ifl__worker_main(void *arg) {
             ifl__do_load(w, dir, rc);
             pthread_mutex_lock(&w->mu);
             continue;
+        } else if (!w->queue) {
+            /* Nothing else waits: the idle prefill, at the lowest priority. */
+            ifl_job *j = w->pf_queued;
+            w->pf_queued = NULL;
+            ifl__run_prefill(w, j);
+            continue;
         } else {
             ifl_job *j = w->queue;
             w->queue = j->next;
             j->next = NULL;
             w->running = j;
-            pthread_mutex_unlock(&w->mu);
             uint64_t t0 = base_now_ns();
+            j->wait_ms = j->submit_ns && j->submit_ns < t0 ? (double)(t0 - j->submit_ns) / 1e6 : 0;
+            if (j->pf_seen) {
+                w->pst.waits++;
+                w->pst.last_wait_ms = j->wait_ms;
+                if (j->wait_ms > w->pst.max_wait_ms)
+                    w->pst.max_wait_ms = j->wait_ms;
+            }
+            long long hits0 = w->model ? ifl_model_prefill_hits(w->model) : 0;
+            pthread_mutex_unlock(&w->mu);
             bool have = w->model || w->remote;
             bool run = !base_flag_get(&j->cancel) && have;
             if (run && !busy && w->cbs.state) {
@@ -321,6 +395,8 @@ static void *ifl__worker_main(void *arg) {
             }
             pthread_mutex_lock(&w->mu);
             w->running = NULL;
+            if (w->model)
+                w->pst.hits += ifl_model_prefill_hits(w->model) - hits0;
             pthread_mutex_unlock(&w->mu);
             if (!handed) {
                 /* From when the daemon received the request: what the user waits. */
@@ -390,6 +466,8 @@ void ifl_worker_free(ifl_worker *w) {
     w->stop = true;
     if (w->running)
         base_flag_set(&w->running->cancel, 1);
+    if (w->pf_running)
+        base_flag_set(&w->pf_running->cancel, 1);
     ifl__cancel_inflight(w);
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
@@ -399,6 +477,7 @@ void ifl_worker_free(ifl_worker *w) {
         w->queue = j->next;
         ifl_job_free(j);
     }
+    ifl_job_free(w->pf_queued);
     /* The loop was closed first (ifl_remote_loop_close), so every job it
      * had came back here. */
     while (w->finishing) {
@@ -430,6 +509,8 @@ void ifl_worker_load_remote(ifl_worker *w, ifl_remote_cfg *cfg) {
     w->load_pending = true;
     if (w->running)
         base_flag_set(&w->running->cancel, 1);
+    if (w->pf_running)
+        base_flag_set(&w->pf_running->cancel, 1);
     ifl__cancel_inflight(w);
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
@@ -445,9 +526,52 @@ void ifl_worker_load(ifl_worker *w, const char *dir) {
     w->load_pending = true;
     if (w->running)
         base_flag_set(&w->running->cancel, 1);
+    if (w->pf_running)
+        base_flag_set(&w->pf_running->cancel, 1);
     ifl__cancel_inflight(w);
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
+}
+
+static ifl_job *ifl__job_new(const ifl_doc_req *req) {
+    ifl_job *j = calloc(1, sizeof *j);
+    char *text = malloc(req->len + 1);
+    char *extra = req->input_extra ? strdup(req->input_extra) : NULL;
+    char *dkey = req->doc_key ? strdup(req->doc_key) : NULL;
+    if (!j || !text || (req->input_extra && !extra) || (req->doc_key && !dkey)) {
+        free(j);
+        free(text);
+        free(extra);
+        free(dkey);
+        return NULL;
+    }
+    memcpy(text, req->text, req->len);
+    text[req->len] = 0;
+    j->req = *req;
+    j->req.text = text;
+    j->req.input_extra = extra;
+    j->req.doc_key = dkey;
+    j->submit_ns = base_now_ns();
+    return j;
+}
+
+static bool ifl__streq(const char *a, const char *b) {
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Would job b compute the same first step as prefill a? (Only decides
+ * whether b waits for a to finish; the step itself is matched exactly.) */
+static bool ifl__same_req(const ifl_doc_req *a, const ifl_doc_req *b) {
+    return a->len == b->len && memcmp(a->text, b->text, a->len) == 0 && a->cursor == b->cursor &&
+           a->sel_start == b->sel_start && a->sel_end == b->sel_end &&
+           a->candidates == b->candidates && a->has_seed == b->has_seed && a->seed == b->seed &&
+           a->steps == b->steps && a->alg == b->alg && a->max_hole == b->max_hole &&
+           a->n_hole == b->n_hole && a->mode == b->mode && a->max_steps == b->max_steps &&
+           a->time_budget_ms == b->time_budget_ms && ifl__streq(a->doc_key, b->doc_key) &&
+           ifl__streq(a->language, b->language) && a->has_span == b->has_span &&
+           (!a->has_span ||
+            (a->span.hole_start == b->span.hole_start && a->span.hole_end == b->span.hole_end &&
+             a->span.n_tokens == b->span.n_tokens));
 }
 
 uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl_doc_req *req) {
@@ -470,9 +594,24 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
     j->req.doc_key = dkey;
     j->group = group;
     j->owner = owner;
-    ifl_job *dropped = NULL;
+    j->submit_ns = base_now_ns();
+    ifl_job *dropped = NULL, *pf_drop = NULL;
     pthread_mutex_lock(&w->mu);
     j->id = w->next_id++;
+    /* A running prefill stops at its next layer for this job, unless this
+     * job would compute the very step it is computing: then it finishes
+     * and the job takes it over. A queued one of this group is stale. */
+    if (w->pf_running) {
+        j->pf_seen = true;
+        if (w->pf_running->group == group && ifl__same_req(&w->pf_running->req, &j->req))
+            w->pst.joined++;
+        else
+            base_flag_set(&w->pf_running->cancel, 3);
+    }
+    if (w->pf_queued && w->pf_queued->group == group) {
+        pf_drop = w->pf_queued;
+        w->pf_queued = NULL;
+    }
     /* Supersede older work of the same group. */
     ifl_job **pp = &w->queue;
     while (*pp) {
@@ -499,6 +638,7 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
     w->queue = j;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
+    ifl_job_free(pf_drop);
     uint64_t id = j->id;
     while (dropped) {
         ifl_job *q = dropped;
@@ -540,4 +680,63 @@ void ifl_worker_cancel(ifl_worker *w, uint64_t id) {
         else
             ifl_job_free(found);
     }
+}
+
+bool ifl_worker_prefill(ifl_worker *w, uint64_t group, const ifl_doc_req *req) {
+    ifl_job *j = ifl__job_new(req);
+    if (!j)
+        return false;
+    j->group = group;
+    j->req.prefill = true;
+    j->req.want_partial = false;
+    pthread_mutex_lock(&w->mu);
+    ifl_job *old = w->pf_queued;
+    w->pf_queued = j;
+    w->pst.queued++;
+    if (w->pf_running)
+        base_flag_set(&w->pf_running->cancel, 1); /* for an older text */
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    ifl_job_free(old);
+    return true;
+}
+
+void ifl_worker_prefill_cancel(ifl_worker *w, uint64_t group) {
+    ifl_job *old = NULL;
+    pthread_mutex_lock(&w->mu);
+    if (w->pf_queued && (group == 0 || w->pf_queued->group == group)) {
+        old = w->pf_queued;
+        w->pf_queued = NULL;
+    }
+    if (w->pf_running && (group == 0 || w->pf_running->group == group))
+        base_flag_set(&w->pf_running->cancel, 1);
+    pthread_mutex_unlock(&w->mu);
+    ifl_job_free(old);
+}
+
+void ifl_worker_prefill_stats(ifl_worker *w, ifl_prefill_stats *out) {
+    pthread_mutex_lock(&w->mu);
+    *out = w->pst;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void ifl_worker_set_prefill_hook(ifl_worker *w, void (*fn)(void *ud, uint64_t group), void *ud) {
+    pthread_mutex_lock(&w->mu);
+    w->pf_hook = fn;
+    w->pf_hook_ud = ud;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void ifl_worker_set_step_wrap(ifl_worker *w, ifl_step_wrap_fn fn, void *ud) {
+    pthread_mutex_lock(&w->mu);
+    w->wrap = fn;
+    w->wrap_ud = ud;
+    pthread_mutex_unlock(&w->mu);
+}
+
+bool ifl_worker_prefill_stopping(ifl_worker *w) {
+    pthread_mutex_lock(&w->mu);
+    bool s = w->pf_running && base_flag_get(&w->pf_running->cancel) != 0;
+    pthread_mutex_unlock(&w->mu);
+    return s;
 }

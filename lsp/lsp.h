@@ -178,6 +178,9 @@ size_t lsp_server_pending(const lsp_server *srv);
  * reference) used for lsp_req_options and opt-in flags ("partial", "status"). */
 void lsp_server_set_settings(lsp_server *srv, json_t *settings);
 const json_t *lsp_server_settings(const lsp_server *srv); /* borrowed, never NULL */
+/* The per-request options a request would get now (idle work that prepares
+ * for the next request; o->all borrowed from the settings). */
+void lsp_server_req_options(lsp_server *srv, lsp_req_options *o);
 
 /* Answers token. status OK: items (n_items may be 0 → empty answer).
  * ERR_CANCELLED / ERR_SUPERSEDED: a null result. Anything else: a JSON-RPC
@@ -199,7 +202,8 @@ typedef struct lsp_status {
     const char *device;
     const char *state; /* "loading" | "ready" | "busy" | "error" | "none" */
     double last_latency_ms;
-    const json_t *plan; /* the last request's latency plan (borrowed); NULL: omitted */
+    const json_t *plan;         /* the last request's latency plan (borrowed); NULL: omitted */
+    const json_t *idle_prefill; /* idle-prefill counters (borrowed); NULL: omitted */
 } lsp_status;
 void lsp_server_status(lsp_server *srv, const lsp_status *st);
 

@@ -819,6 +819,8 @@ static void lsp__opts(lsp_server *s, lsp_req_options *o) {
     o->alg = json_string_value(json_object_get(s->settings, "alg"));
 }
 
+void lsp_server_req_options(lsp_server *srv, lsp_req_options *o) { lsp__opts(srv, o); }
+
 /* Registers p and hands it to the provider (which may answer at once). */
 static void lsp__start(lsp_server *s, lsp__pending *p, lsp_doc *d, bool invoked) {
     p->token = ++s->next_token;
@@ -1201,6 +1203,8 @@ void lsp_server_status(lsp_server *srv, const lsp_status *st) {
                         st->last_latency_ms >= 0 ? json_real(st->last_latency_ms) : json_null());
     if (st->plan)
         json_object_set_new(p, "plan", json_deep_copy(st->plan));
+    if (st->idle_prefill)
+        json_object_set_new(p, "idlePrefill", json_deep_copy(st->idle_prefill));
     lsp__notify(srv, "infilld/status", p);
 }
 

@@ -31,7 +31,7 @@
 //
 // Usage: node bench_session.mjs --infilld EXE --model DIR [--label NAME]
 //          [--lang c,javascript,lua] [--seed N] [--max-requests N] [--idle-ms MS]
-//          [--settings JSON] [--json OUT] [--data DIR] [--no-accept]
+//          [--settings JSON] [--json OUT] [--data DIR] [--no-accept] [--ask-delay-ms MS]
 //        node bench_session.mjs --compare A.json B.json
 //        node bench_session.mjs --llama URL [--n-predict N] ...
 import { spawn } from 'node:child_process';
@@ -67,6 +67,10 @@ const dataDir = opt('--data', path.join(here, '..', 'data', 'session'));
 // --no-accept: never type through or accept, so that the script (and with
 // latencyBudgetMs 0 every request) is the same whatever the answers are.
 const noAccept = args.includes('--no-accept');
+// --ask-delay-ms N: the user pauses N ms after a burst before the request
+// (an editor whose inline-suggest delay is longer than the daemon's
+// idlePrefillDelayMs, or a request invoked after a pause); 0 = at once.
+const askDelayMs = Number(opt('--ask-delay-ms', '0'));
 // --compare A.json B.json: agreement of two runs' answers, request by request
 // (identical first line / identical full text), e.g. mode exact vs cached.
 const cmpI = args.indexOf('--compare');
@@ -153,6 +157,7 @@ class Daemon {
     this.waiters = [];
     this.conn.onNotification('infilld/status', (p) => {
       this.statuses.push(p);
+      if (p.idlePrefill) this.lastPrefill = p.idlePrefill;
       for (const w of this.waiters.splice(0)) w();
     });
     this.conn.onNotification(() => {});
@@ -308,6 +313,7 @@ async function runSession(srv, sess, rand, records) {
     return off;
   };
   const ask = async (off, phase, pause) => {
+    if (askDelayMs > 0 && phase !== 'typethrough') await sleep(askDelayMs);
     const r = await srv.complete(uri, doc, off);
     nReq++;
     const rec = {
@@ -446,6 +452,8 @@ function summary(recs) {
     }, {}),
     rowsReusedMean: model.length
       ? model.reduce((x, r) => x + ((r.plan && r.plan.rowsReused) || 0), 0) / model.length : NaN,
+    // idle prefill: model-served requests whose first step was prefilled
+    prefillHits: model.filter((r) => r.plan && r.plan.prefillHit).length,
   };
 }
 
@@ -490,7 +498,10 @@ for (const l of langs) {
 }
 const all = summary(records);
 printRow('all', all);
-console.log(`accepted ${all.accepted}, candidates the syntax check rejected ${all.rejected}`);
+console.log(`accepted ${all.accepted}, candidates the syntax check rejected ${all.rejected}, ` +
+  `first steps from the idle prefill ${all.prefillHits} of ${all.model}` +
+  (askDelayMs > 0 ? ` (asking ${askDelayMs} ms after each burst)` : ''));
+if (srv.lastPrefill) console.log(`idle prefill: ${JSON.stringify(srv.lastPrefill)}`);
 if (Object.keys(all.kv).length) {
   console.log(`context K/V: ${Object.entries(all.kv).map(([k, v]) => `${k} ${v}`).join(', ')}; ` +
     `rows reused per model-served request ${f0(all.rowsReusedMean)}`);

@@ -1,0 +1,444 @@
+/* Idle prefill (infill/prefill.c, the worker's idle job; issue 19 item 3) on
+ * the embedded tiny model:
+ *   - a prefilled-then-requested completion is bit-identical to one without
+ *     prefill (cached and exact mode, one and two candidates), and the first
+ *     step came from the prefill (hit counter); a request at another cursor,
+ *     or one after another job used the ctx, does not use it and still
+ *     equals its reference;
+ *   - with contextCache on, a prefilled canvas replaces the kept rows'
+ *     approximation by the exact full forward ("prefilled");
+ *   - on the worker, with a scripted slow stepper whose full forward takes
+ *     SLOW_LAYERS x SLOW_LAYER_MS and polls for preemption between its
+ *     simulated layers (as the engine checks its cancel flag between
+ *     layers): a job arriving mid-prefill starts within one layer plus
+ *     SLACK_MS (the stated bound; without preemption it would wait the rest
+ *     of the forward, > 700 ms); a job for the same text and cursor joins
+ *     the prefill and gets its step; an edit (prefill_cancel) or a newer
+ *     prefill aborts the running one, and the next one completes. */
+#define _POSIX_C_SOURCE 200809L
+#include "check.h"
+#include "infill.h"
+#include "kvstore.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *TEXT = "import os\n"
+                          "\n"
+                          "def total(xs):\n"
+                          "    s = 0\n"
+                          "    for x in xs:\n"
+                          "        s += x\n"
+                          "    return s\n"
+                          "\n"
+                          "def mean(xs):\n"
+                          "    \n"
+                          "\n"
+                          "class Stats:\n"
+                          "    def __init__(self, xs):\n"
+                          "        self.xs = list(xs)\n"
+                          "\n"
+                          "    def spread(self):\n"
+                          "        return max(self.xs) - min(self.xs)\n";
+
+static size_t cursor_at(const char *text, const char *mark, size_t add) {
+    const char *p = strstr(text, mark);
+    return p ? (size_t)(p - text) + add : 0;
+}
+
+static void req_init(ifl_doc_req *r, const char *text, size_t cursor) {
+    ifl_doc_req_default(r);
+    r->text = text;
+    r->len = strlen(text);
+    r->language = "python";
+    r->cursor = r->sel_start = r->sel_end = cursor;
+    r->has_seed = true;
+    r->seed = 3;
+    r->max_hole = 16;
+}
+
+/* Bit for bit: the raw tokens, every candidate's text and confidence. */
+static bool same_res(const ifl_doc_res *a, const ifl_doc_res *b) {
+    if (a->runs != b->runs || a->raw.n_tokens != b->raw.n_tokens ||
+        a->raw.n_cand != b->raw.n_cand || a->raw.steps_run != b->raw.steps_run)
+        return false;
+    if (a->raw.n_tokens > 0 &&
+        memcmp(a->raw.tokens, b->raw.tokens, sizeof(int32_t) * (size_t)a->raw.n_tokens) != 0)
+        return false;
+    for (int c = 0; c < a->raw.n_cand; c++) {
+        const ifl_text_cand *x = &a->raw.cand[c], *y = &b->raw.cand[c];
+        if (x->len != y->len || memcmp(x->text, y->text, x->len) != 0 ||
+            memcmp(&x->mean_conf, &y->mean_conf, sizeof(double)) != 0)
+            return false;
+    }
+    return true;
+}
+
+static void test_exact(ifl_model *m) {
+    const size_t c1 = cursor_at(TEXT, "def mean(xs):\n    ", 18);
+    const size_t c2 = cursor_at(TEXT, "        return max", 8);
+    const eng_cache_mode modes[] = {ENG_CACHE_CACHED, ENG_CACHE_EXACT};
+    for (int mi = 0; mi < 2; mi++)
+        for (int cands = 1; cands <= 2 - mi; cands++) { /* exact mode: one candidate */
+            ifl_doc_req r, r2;
+            ifl_doc_res ref, ref2, got;
+            req_init(&r, TEXT, c1);
+            r.mode = modes[mi];
+            r.candidates = cands;
+            if (mi == 1 || cands == 2)
+                r.n_hole = 8; /* no growth: each run is a few steps on this checkpoint */
+            r2 = r;
+            r2.cursor = r2.sel_start = r2.sel_end = c2;
+            ifl_model_prefill_clear(m);
+            CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &ref), BASE_OK);
+            CHECK_EQ_I(ifl_complete_doc(m, &r2, NULL, &ref2), BASE_OK);
+            CHECK(ref.raw.n_tokens > 0);
+            /* prefilled, then asked */
+            long long h0 = ifl_model_prefill_hits(m);
+            ifl_doc_req p = r;
+            p.prefill = true;
+            CHECK_EQ_I(ifl_complete_doc(m, &p, NULL, &got), BASE_ERR_CANCELLED);
+            ifl_doc_res_free(&got);
+            CHECK(ifl_model_prefilled(m));
+            CHECK(ifl_model_prefill_chunk_ms(m) >= 0.0);
+            CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &got), BASE_OK);
+            CHECK(same_res(&ref, &got));
+            CHECK_EQ_I((int)(ifl_model_prefill_hits(m) - h0), 1);
+            if (got.runs == 1)
+                CHECK(got.raw.prefill_hit);
+            CHECK(!ifl_model_prefilled(m));
+            ifl_doc_res_free(&got);
+            /* prefilled at c1, asked at c2: not used */
+            CHECK_EQ_I(ifl_complete_doc(m, &p, NULL, &got), BASE_ERR_CANCELLED);
+            ifl_doc_res_free(&got);
+            CHECK_EQ_I(ifl_complete_doc(m, &r2, NULL, &got), BASE_OK);
+            CHECK(same_res(&ref2, &got));
+            CHECK(!got.raw.prefill_hit);
+            ifl_doc_res_free(&got);
+            /* ... and the c1 request after that: the ctx changed, not used */
+            CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &got), BASE_OK);
+            CHECK(same_res(&ref, &got));
+            CHECK_EQ_I((int)(ifl_model_prefill_hits(m) - h0), 1);
+            ifl_doc_res_free(&got);
+            ifl_doc_res_free(&ref);
+            ifl_doc_res_free(&ref2);
+        }
+}
+
+/* contextCache on: the request after an edit finds the prefilled canvas and
+ * takes it instead of the kept rows (exact, and equal to a cold run). */
+static void test_kv(ifl_model *m) {
+    /* a longer document (the store re-encodes a window around the edit and
+     * the hole, which must be a small part of the canvas); the edit is at the
+     * end, after the hole */
+    size_t cap = strlen(TEXT) + 4096;
+    char *t1 = malloc(cap), *t2 = malloc(cap);
+    t1[0] = 0;
+    for (int i = 0; i < 30; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "def f%d(a, b):\n    return a * %d + b\n\n", i, i + 2);
+        strcat(t1, line);
+    }
+    strcat(t1, TEXT);
+    const size_t at = cursor_at(t1, "class Stats", 0);
+    memcpy(t2, t1, at);
+    strcpy(t2 + at, "# note\n");
+    strcat(t2, t1 + at);
+    const char *TEXT_ = t1;
+    const size_t c1 = cursor_at(TEXT_, "def mean(xs):\n    ", 18);
+    const size_t c2 = cursor_at(t2, "def mean(xs):\n    ", 18);
+    ifl_doc_req r1, r2;
+    ifl_doc_res a, ref, got;
+    req_init(&r1, TEXT_, c1);
+    r1.n_hole = 8;
+    r1.doc_key = "doc";
+    req_init(&r2, t2, c2);
+    r2.n_hole = 8;
+    r2.doc_key = "doc";
+    ifl_kv_clear(ifl_model_kv(m));
+    CHECK_EQ_I(ifl_complete_doc(m, &r2, NULL, &ref), BASE_OK); /* cold: the reference */
+    CHECK_STR(ref.raw.kv_why, "cold");
+    ifl_kv_clear(ifl_model_kv(m));
+    CHECK_EQ_I(ifl_complete_doc(m, &r1, NULL, &a), BASE_OK);
+    ifl_doc_res_free(&a);
+    /* without a prefill the edit's request reuses kept rows */
+    CHECK_EQ_I(ifl_complete_doc(m, &r2, NULL, &got), BASE_OK);
+    CHECK_STR(got.raw.kv_why, "warm");
+    CHECK(got.raw.kv_reused > 0);
+    ifl_doc_res_free(&got);
+    ifl_kv_clear(ifl_model_kv(m));
+    CHECK_EQ_I(ifl_complete_doc(m, &r1, NULL, &a), BASE_OK);
+    ifl_doc_res_free(&a);
+    ifl_doc_req p = r2;
+    p.prefill = true;
+    CHECK_EQ_I(ifl_complete_doc(m, &p, NULL, &got), BASE_ERR_CANCELLED);
+    ifl_doc_res_free(&got);
+    CHECK(ifl_model_prefilled(m));
+    CHECK_EQ_I(ifl_complete_doc(m, &r2, NULL, &got), BASE_OK);
+    CHECK_STR(got.raw.kv_why, "prefilled");
+    CHECK(got.raw.prefill_hit);
+    CHECK(same_res(&ref, &got));
+    ifl_doc_res_free(&got);
+    /* the prefilled run was kept: the next request there is warm again */
+    CHECK_EQ_I(ifl_complete_doc(m, &r2, NULL, &got), BASE_OK);
+    CHECK_STR(got.raw.kv_why, "warm");
+    ifl_doc_res_free(&got);
+    ifl_doc_res_free(&ref);
+    ifl_kv_clear(ifl_model_kv(m));
+    free(t1);
+    free(t2);
+}
+
+/* ---- the worker ------------------------------------------------------------------- */
+
+#define SLOW_LAYERS 40
+#define SLOW_LAYER_MS 25
+#define SLACK_MS 250 /* thread wake-ups and the job's own start on a loaded 2-core machine */
+
+typedef struct wstate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    ifl_job *done[16];
+    int n_done;
+    bool ready;
+    int pf_started;
+    ifl_worker *w;
+} wstate;
+
+static wstate WS = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, false, 0, NULL};
+
+static void on_done(void *ud, ifl_job *j) {
+    wstate *s = ud;
+    pthread_mutex_lock(&s->mu);
+    if (s->n_done < 16)
+        s->done[s->n_done++] = j;
+    else
+        ifl_job_free(j);
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void on_state(void *ud, const char *state, const char *msg, uint64_t d, uint64_t t) {
+    (void)msg;
+    (void)d;
+    (void)t;
+    wstate *s = ud;
+    pthread_mutex_lock(&s->mu);
+    if (strcmp(state, "ready") == 0)
+        s->ready = true;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void on_prefill(void *ud, uint64_t group) {
+    (void)group;
+    wstate *s = ud;
+    pthread_mutex_lock(&s->mu);
+    s->pf_started++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* The scripted slow stepper: a full forward of SLOW_LAYERS layers, each
+ * SLOW_LAYER_MS, stopping between them when a prefill is asked to stop. */
+static base_status slow_step(void *ud, const eng_stepper *inner, const eng_batch *batch,
+                             const eng_step_req *req, eng_row_result *out) {
+    wstate *s = ud;
+    if (req->mode == ENG_STEP_FULL)
+        for (int l = 0; l < SLOW_LAYERS; l++) {
+            if (ifl_worker_prefill_stopping(s->w))
+                return BASE_ERR_CANCELLED;
+            sleep_ms(SLOW_LAYER_MS);
+        }
+    return inner->step(inner->ud, batch, req, out);
+}
+
+static bool wait_for(bool (*pred)(void), int ms) {
+    uint64_t t0 = base_now_ns();
+    pthread_mutex_lock(&WS.mu);
+    while (!pred() && base_ms_since(t0) < ms) {
+        pthread_mutex_unlock(&WS.mu);
+        sleep_ms(5);
+        pthread_mutex_lock(&WS.mu);
+    }
+    bool ok = pred();
+    pthread_mutex_unlock(&WS.mu);
+    return ok;
+}
+
+static int WANT;
+static bool p_ready(void) { return WS.ready; }
+static bool p_done(void) { return WS.n_done >= WANT; }
+static bool p_started(void) { return WS.pf_started >= WANT; }
+
+static ifl_job *take_job(void) {
+    pthread_mutex_lock(&WS.mu);
+    ifl_job *j = WS.n_done > 0 ? WS.done[--WS.n_done] : NULL;
+    pthread_mutex_unlock(&WS.mu);
+    return j;
+}
+
+static ifl_prefill_stats stats(void) {
+    ifl_prefill_stats st;
+    ifl_worker_prefill_stats(WS.w, &st);
+    return st;
+}
+
+static long long STAT_WANT;
+static bool p_aborted(void) { return stats().aborted >= STAT_WANT; }
+static bool p_completed(void) { return stats().completed >= STAT_WANT; }
+
+static void test_worker(const char *dir, const ifl_model_opts *mo, ifl_model *ref_model) {
+    ifl_worker_cbs cbs = {on_done, NULL, on_state, &WS};
+    ifl_worker *w = ifl_worker_new(&cbs, mo);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    WS.w = w;
+    ifl_worker_set_step_wrap(w, slow_step, &WS);
+    ifl_worker_set_prefill_hook(w, on_prefill, &WS);
+    ifl_worker_load(w, dir);
+    CHECK(wait_for(p_ready, 60000));
+    const size_t c1 = cursor_at(TEXT, "def mean(xs):\n    ", 18);
+    const size_t c2 = cursor_at(TEXT, "        return max", 8);
+    ifl_doc_req ra, rb;
+    req_init(&ra, TEXT, c1);
+    ra.n_hole = 8;
+    req_init(&rb, TEXT, c2);
+    rb.n_hole = 8;
+
+    /* 1. preempted: a job for another place arrives 100 ms into the prefill */
+    CHECK(ifl_worker_prefill(w, 1, &ra));
+    WANT = 1;
+    CHECK(wait_for(p_started, 10000));
+    sleep_ms(100);
+    WANT = 1;
+    CHECK(ifl_worker_submit(w, 2, NULL, &rb) != 0);
+    CHECK(wait_for(p_done, 60000));
+    ifl_job *j = take_job();
+    CHECK(j != NULL);
+    if (j) {
+        CHECK_EQ_I(j->status, BASE_OK);
+        printf("job arriving mid-prefill waited %.1f ms (bound: one layer %d ms + %d ms)\n",
+               j->wait_ms, SLOW_LAYER_MS, SLACK_MS);
+        CHECK(j->wait_ms <= SLOW_LAYER_MS + SLACK_MS);
+        ifl_job_free(j);
+    }
+    ifl_prefill_stats st = stats();
+    CHECK_EQ_I((int)st.preempted, 1);
+    CHECK_EQ_I((int)st.waits, 1);
+    CHECK_EQ_I((int)st.completed, 0);
+    CHECK(st.max_wait_ms <= SLOW_LAYER_MS + SLACK_MS);
+
+    /* 2. joined: the same request arrives mid-prefill, waits for it and gets
+     * its first step; the answer equals one computed without prefill */
+    CHECK(ifl_worker_prefill(w, 1, &ra));
+    WANT = 2;
+    CHECK(wait_for(p_started, 10000));
+    WANT = 1;
+    CHECK(ifl_worker_submit(w, 1, NULL, &ra) != 0);
+    CHECK(wait_for(p_done, 60000));
+    j = take_job();
+    CHECK(j != NULL);
+    st = stats();
+    CHECK_EQ_I((int)st.joined, 1);
+    CHECK_EQ_I((int)st.completed, 1);
+    CHECK_EQ_I((int)st.hits, 1);
+    if (j && ref_model) {
+        ifl_doc_res ref;
+        ifl_model_prefill_clear(ref_model);
+        CHECK_EQ_I(ifl_complete_doc(ref_model, &ra, NULL, &ref), BASE_OK);
+        CHECK_EQ_I(j->status, BASE_OK);
+        CHECK(same_res(&ref, &j->res));
+        CHECK(j->res.raw.prefill_hit);
+        ifl_doc_res_free(&ref);
+    }
+    ifl_job_free(j);
+
+    /* 3. an edit aborts the running prefill; the next one (the new text)
+     * completes and the request there uses it */
+    CHECK(ifl_worker_prefill(w, 1, &ra));
+    WANT = 3;
+    CHECK(wait_for(p_started, 10000));
+    ifl_worker_prefill_cancel(w, 1);
+    STAT_WANT = 1;
+    CHECK(wait_for(p_aborted, 10000));
+    char *t2 = malloc(strlen(TEXT) + 8);
+    strcpy(t2, "#\n");
+    strcat(t2, TEXT);
+    ifl_doc_req ra2 = ra;
+    ra2.text = t2;
+    ra2.len = strlen(t2);
+    ra2.cursor = ra2.sel_start = ra2.sel_end = c1 + 2;
+    /* a newer prefill aborts a running older one too */
+    CHECK(ifl_worker_prefill(w, 1, &ra));
+    WANT = 4;
+    CHECK(wait_for(p_started, 10000));
+    CHECK(ifl_worker_prefill(w, 1, &ra2));
+    STAT_WANT = 2;
+    CHECK(wait_for(p_aborted, 10000));
+    CHECK(wait_for(p_completed, 30000));
+    st = stats();
+    CHECK_EQ_I((int)st.aborted, 2);
+    CHECK_EQ_I((int)st.completed, 2);
+    CHECK(st.last_run_ms >= SLOW_LAYERS * SLOW_LAYER_MS * 0.9);
+    WANT = 1;
+    CHECK(ifl_worker_submit(w, 1, NULL, &ra2) != 0);
+    CHECK(wait_for(p_done, 60000));
+    j = take_job();
+    CHECK(j && j->status == BASE_OK && j->res.raw.prefill_hit);
+    CHECK_EQ_I((int)stats().hits, 2);
+    ifl_job_free(j);
+    printf("prefill stats: queued %lld runs %lld completed %lld preempted %lld aborted %lld "
+           "joined %lld hits %lld, chunk bound %.3f ms (cost model, per layer)\n",
+           stats().queued, stats().runs, stats().completed, stats().preempted, stats().aborted,
+           stats().joined, stats().hits, stats().chunk_ms);
+    ifl_worker_free(w);
+    free(t2);
+    while ((j = take_job()))
+        ifl_job_free(j);
+}
+
+int main(void) {
+    char cfg[4096];
+    snprintf(cfg, sizeof cfg, "%s/config.json", TINY_MODEL_DIR);
+    if (access(cfg, R_OK) != 0) {
+        const char *ci = getenv("CI");
+        fprintf(stderr, "no tiny model at %s (build tiny_model)\n", TINY_MODEL_DIR);
+        if (!(ci && strcmp(ci, "true") == 0))
+            return check_finish("test_prefill") ? 1 : 77;
+        CHECK(false);
+        return check_finish("test_prefill");
+    }
+    ifl_model_opts o;
+    ifl_model_opts_default(&o);
+    o.load.device = ENG_DEVICE_CPU;
+    o.load.n_threads = 2;
+    o.no_cost = true;
+    eng_error err = {0};
+    ifl_model *m = ifl_model_open(TINY_MODEL_DIR, &o, &err);
+    if (!m)
+        fprintf(stderr, "%s\n", err.msg);
+    CHECK(m != NULL);
+    uint64_t t0 = base_now_ns();
+    if (m) {
+        test_exact(m);
+        printf("exact: %.0f ms\n", base_ms_since(t0));
+        test_kv(m);
+        printf("kv: %.0f ms\n", base_ms_since(t0));
+    }
+    test_worker(TINY_MODEL_DIR, &o, m);
+    printf("worker: %.0f ms\n", base_ms_since(t0));
+    ifl_model_close(m);
+    return check_finish("test_prefill");
+}

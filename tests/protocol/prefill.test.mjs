@@ -1,0 +1,125 @@
+// Idle prefill and the kept context K/V over LSP, against the real daemon
+// with the embedded default model (issue 19 items 2 and 3):
+//   - idlePrefill on: after an edit and the quiet delay, the automatic request
+//     at the edit's end finds the prefilled first step (infilld/status
+//     idlePrefill.hits, plan.prefillHit) and answers exactly what a session
+//     without prefill answers;
+//   - idlePrefill off: no prefill work at all (the counters stay 0);
+//   - contextCache on: a second request near the first reuses kept rows
+//     (plan.contextCache "warm", rowsReused > 0); a settings change refreshes
+//     (the next request is "cold").
+// A generous latency budget keeps the plan the same for the prefill and the
+// request (the test is about reuse, not about time).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { REAL, session, close, open, inline, sleep } from './lib.mjs';
+
+const TINY = REAL ? path.join(path.dirname(REAL), 'models', 'infilld-tiny-code') : null;
+const HAVE_TINY = TINY && fs.existsSync(path.join(TINY, 'config.json'));
+if (!HAVE_TINY && process.env.CI === 'true') {
+  console.error(`no embedded model at ${TINY} under CI=true`);
+  process.exit(1);
+}
+
+const URI = 'file:///work/prefill_t.py';
+let BODY = '';
+for (let i = 0; i < 30; i++) BODY += `def f${i}(a, b):\n    return a * ${i + 2} + b\n\n`;
+const DOC = `${BODY}def add(a, b):\n    return a + b\n\ndef mul(a, b):\n    \n\nclass Stats:\n    def __init__(self, xs):\n        self.xs = list(xs)\n`;
+const HOLE_LINE = DOC.split('\n').indexOf('def mul(a, b):') + 1; // its empty body line
+const BUDGET = { automatic: 30000, invoked: 30000 };
+
+async function ready(conn) {
+  const st = await conn.waitNote('infilld/status', (p) => p.state === 'ready' || p.state === 'error', 60000);
+  assert.equal(st.state, 'ready');
+}
+
+// Status after the next job: the "ready" that follows its "busy".
+async function statusAfter(conn, from) {
+  const idx = () => conn.notes.slice(from).findIndex((n) => n.method === 'infilld/status' && n.params.state === 'busy');
+  for (let i = 0; i < 600 && idx() < 0; i++) await sleep(50);
+  const b = from + idx();
+  assert.ok(idx() >= 0, 'no busy status');
+  for (let i = 0; i < 600; i++) {
+    const n = conn.notes.slice(b).find((x) => x.method === 'infilld/status' && x.params.state === 'ready');
+    if (n) return n.params;
+    await sleep(50);
+  }
+  throw new Error('no ready status after the job');
+}
+
+function type(conn, version, line, character, text) {
+  return conn.sendNotification('textDocument/didChange', {
+    textDocument: { uri: URI, version },
+    contentChanges: [{ range: { start: { line, character }, end: { line, character } }, text }],
+  });
+}
+
+const itemText = (r) => {
+  const items = Array.isArray(r) ? r : (r && r.items) || [];
+  return items.length ? (typeof items[0].insertText === 'string' ? items[0].insertText : items[0].insertText.value) : null;
+};
+
+async function editThenAsk(settings) {
+  const s = await session(REAL, { initOptions: { status: true, seed: 1, latencyBudgetMs: BUDGET, ...settings } });
+  await ready(s.conn);
+  await open(s.conn, URI, DOC);
+  await type(s.conn, 2, HOLE_LINE, 4, 'r');
+  await sleep(2500); // quiet: the prefill (delay 50 ms) runs and completes
+  const from = s.conn.notes.length;
+  const r = await inline(s.conn, URI, HOLE_LINE, 5, { triggerKind: 2 });
+  const st = await statusAfter(s.conn, from);
+  assert.equal((await close(s)).code, 0);
+  return { text: itemText(r), st };
+}
+
+test('idle prefill: the request after the quiet delay takes the prefilled step and answers the same',
+  { skip: !HAVE_TINY }, async () => {
+    const on = await editThenAsk({ idlePrefill: true, idlePrefillDelayMs: 50 });
+    const off = await editThenAsk({ idlePrefill: false });
+    const pf = on.st.idlePrefill;
+    assert.ok(pf, JSON.stringify(on.st));
+    assert.equal(pf.enabled, true);
+    assert.ok(pf.queued >= 1 && pf.runs >= 1, JSON.stringify(pf));
+    assert.equal(pf.completed, 1, JSON.stringify(pf));
+    assert.equal(pf.hits, 1, JSON.stringify(pf));
+    assert.equal(on.st.plan.prefillHit, true);
+    assert.ok(pf.chunkMs > 0, JSON.stringify(pf));
+    // setting off: no prefill work
+    const q = off.st.idlePrefill;
+    assert.equal(q.enabled, false);
+    assert.equal(q.queued, 0);
+    assert.equal(q.runs, 0);
+    assert.equal(q.hits, 0);
+    assert.equal(off.st.plan.prefillHit, false);
+    // bit for bit: the same answer with and without the prefill
+    assert.equal(on.text, off.text);
+  });
+
+test('contextCache over LSP: a nearby second request reuses kept rows; a settings change refreshes',
+  { skip: !HAVE_TINY }, async () => {
+    const settings = { status: true, seed: 1, latencyBudgetMs: BUDGET, contextCache: true, idlePrefill: false, candidates: 1 };
+    const s = await session(REAL, { initOptions: settings });
+    await ready(s.conn);
+    await open(s.conn, URI, DOC);
+    let from = s.conn.notes.length;
+    await inline(s.conn, URI, HOLE_LINE, 4, { triggerKind: 1 });
+    let st = await statusAfter(s.conn, from);
+    assert.equal(st.plan.contextCache, 'cold', JSON.stringify(st.plan));
+    await type(s.conn, 2, HOLE_LINE, 4, 'r');
+    from = s.conn.notes.length;
+    await inline(s.conn, URI, HOLE_LINE, 5, { triggerKind: 1 });
+    st = await statusAfter(s.conn, from);
+    assert.equal(st.plan.contextCache, 'warm', JSON.stringify(st.plan));
+    assert.ok(st.plan.rowsReused > 0, JSON.stringify(st.plan));
+    // a settings change drops every kept context
+    await s.conn.sendNotification('workspace/didChangeConfiguration', { settings: { ...settings, contextCacheMargin: 24 } });
+    await sleep(200);
+    from = s.conn.notes.length;
+    await inline(s.conn, URI, HOLE_LINE, 5, { triggerKind: 1 });
+    st = await statusAfter(s.conn, from);
+    assert.equal(st.plan.contextCache, 'cold', JSON.stringify(st.plan));
+    assert.equal(st.plan.rowsReused, 0);
+    assert.equal((await close(s)).code, 0);
+  });
