@@ -13,7 +13,13 @@
  *       context scratch computed from the model's shape,
  * plus llama.cpp's llama-diffusion-cli canvas: 13 prompt tokens + 64 masks,
  * full recompute per step. INFILLD_CPU_KERNEL=avx2|portable|blas|reference
- * selects the kernel path. Results go to stdout as Markdown. */
+ * selects the kernel path. Results go to stdout as Markdown.
+ *
+ * --perf-ctl FIFO writes "enable" / "disable" to perf's control FIFO around
+ * the hole steps of (b), so that `perf record -D -1 --control fifo:FIFO`
+ * samples those steps only (not the load or the full pass before them).
+ * With INFILLD_CPU_PROFILE=1 the CPU backend's per-op profile of those steps
+ * (cpu/cpuprof.c) is printed before the table. */
 #define _GNU_SOURCE
 #include "cpu_impl.h" /* engine-private: the dlopen'ed OpenBLAS the CPU backend uses */
 #include "engine.h"
@@ -76,10 +82,24 @@ static double sgemm_peak(int threads, int reps, double *cpu_gflops) {
     return 2.0 * n * n * (double)n / best / 1e9;
 }
 
+/* perf's --control FIFO: one command per open, as `perf record` reads it. */
+static void perf_control(const char *fifo, const char *cmd) {
+    if (!fifo)
+        return;
+    FILE *f = fopen(fifo, "w");
+    if (!f) {
+        fprintf(stderr, "bench_engine: %s: cannot open\n", fifo);
+        return;
+    }
+    fprintf(f, "%s\n", cmd);
+    fclose(f);
+}
+
 int main(int argc, char **argv) {
     const char *model = NULL;
     int threads = 0, ctx_len = 512, hole = 32, reps = 3;
     const char *parts = "abl"; /* which measurements: a, b, l (llama.cpp canvas) */
+    const char *perf_ctl = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
             model = argv[++i];
@@ -93,9 +113,11 @@ int main(int argc, char **argv) {
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc)
             parts = argv[++i];
+        else if (strcmp(argv[i], "--perf-ctl") == 0 && i + 1 < argc)
+            perf_ctl = argv[++i];
         else {
             fprintf(stderr, "usage: bench_engine --model DIR [--threads N] [--ctx 512] [--hole 32] "
-                            "[--reps 3] [--parts abl]\n");
+                            "[--reps 3] [--parts abl] [--perf-ctl FIFO]\n");
             return 2;
         }
     }
@@ -161,6 +183,8 @@ int main(int argc, char **argv) {
     eng_step_req win = {ENG_STEP_WINDOW, in->shift_logits ? h0 - 1 : h0, h1, pos, hole, smp};
     if (eng_step(c, &b, &full, res) != BASE_OK)
         return 1;
+    perf_control(perf_ctl, "enable");
+    eng__cpu_profile_reset();
     for (int r = 0; r <= (strchr(parts, 'b') ? reps * 4 : 0); r++) {
         double s = now_s(), cs = cpu_s();
         if (eng_step(c, &b, &win, res) != BASE_OK)
@@ -169,6 +193,14 @@ int main(int argc, char **argv) {
             tb[r - 1] = now_s() - s;
             tbc[r - 1] = cpu_s() - cs;
         }
+    }
+    perf_control(perf_ctl, "disable");
+    const int b_steps = strchr(parts, 'b') ? reps * 4 + 1 : 0;
+    if (b_steps && eng__prof_enabled()) {
+        printf("CPU profile of the hole steps (INFILLD_CPU_PROFILE=1):\n\n");
+        eng__cpu_profile_print(stdout, b_steps,
+                               threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN));
+        printf("\n");
     }
     const double t_b = median(tb, reps * 4);
     const double c_b = median(tbc, reps * 4);
@@ -231,9 +263,11 @@ int main(int argc, char **argv) {
                  kmx = dd > qdd ? (dd > ffd ? dd : ffd) : (qdd > ffd ? qdd : ffd);
     const int ntt = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     const double kv_bytes = 2.0 * in->n_layer * Rr * kvdd * 4;
-    const double scratch_bytes = 4.0 * Rr * (2 * dd + 2 * qdd + 2 * kvdd + 2 * ffd) + 4.0 * 32 * V +
-                                 Rr * 40.0 * ((kmx + 31) / 32) + ntt * (4.0 * 64 * len + 12.0 * V) +
-                                 4.0 * len * in->head_dim;
+    /* the logit rows a step touches: its positions in equal chunks of <= 64 */
+    const int lch = (hole + 63) / 64, lrows = (hole + lch - 1) / lch;
+    const double scratch_bytes = 4.0 * Rr * (2 * dd + 2 * qdd + 2 * kvdd + 2 * ffd) +
+                                 4.0 * lrows * V + Rr * 40.0 * ((kmx + 31) / 32) +
+                                 ntt * (4.0 * 64 * len + 12.0 * V) + 4.0 * len * in->head_dim;
     const int nt = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     double peak_cpu = 0;
     const double peak = sgemm_peak(nt, 3, &peak_cpu);
