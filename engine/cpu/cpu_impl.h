@@ -57,6 +57,9 @@ void eng__qgemm_avx2(eng_dtype t, const void *W, size_t row_bytes, const eng__q8
  * (0: type or shape not handled, nothing written). */
 int eng__qgemm_tile_avx2(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X, int ldxb,
                          float *Y, int ldy, int M, int N, int K, bool acc);
+/* Turns the tiled kernels' weight prefetch on or off (INFILLD_CPU_PREFETCH=0
+ * at start-up: off), for benchmarks that alternate the two. */
+void eng__qtile_prefetch(bool on);
 /* A kernel table by name ("portable", "avx2", "avx512"), for tests that pin
  * one path whatever the CPU; NULL when this CPU or build cannot run it. */
 const eng__kernels *eng__kernels_named(const char *name);
