@@ -263,7 +263,7 @@ ENG__AVX2 static void eng__exp_avx2(float *x, int n) {
 /* ln(x), the AVX-512 path's method (eng__log512 below) with the exponent and
  * mantissa taken from the bits: x = 2^e m, m in [1, 2), halved above sqrt(2);
  * ln(m) = 2 atanh(s), s = (m - 1) / (m + 1), by the odd series to s^11. The
- * same operations as eng__log512, so both paths give the same bits. Lanes
+ * same operations as eng__log512, so both paths should give the same bits. Lanes
  * outside the normal range (zero, subnormal, inf, NaN) leave the vector to
  * logf. It was libm's scalar logf: 3 % of a 0.5B hole step, in the entropy. */
 ENG__AVX2 static void eng__log_avx2(float *x, int n) {
