@@ -36,6 +36,7 @@
 #include "flag.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +48,12 @@
 typedef enum eng__path { ENG__PATH_REF = 0, ENG__PATH_SIMD, ENG__PATH_BLAS } eng__path;
 
 enum {
-    ENG__NB = 128,            /* most weight rows per matmul task (scratch size) */
-    ENG__QC = 64,             /* query rows per attention task */
-    ENG__LCH = 32,            /* LM-head rows per step chunk */
+    ENG__NB = 128, /* most weight rows per matmul task (scratch size) */
+    ENG__QC = 64,  /* query rows per attention task */
+    /* Most LM-head rows per step chunk. A step's rows are cut into equal
+     * chunks (33 rows: one chunk, not 32 + 1, which read the whole head twice);
+     * the logits pages are touched only for the rows a step uses. */
+    ENG__LCH = 64,
     ENG__WT_FLOATS = 1 << 19, /* f32 weight-tile scratch per thread on the BLAS path */
 };
 
@@ -99,6 +103,8 @@ struct eng_bctx {
     float **vb0, **vb1; /* [nt] (V) step scratch */
     int32_t **ib;       /* [nt] (V) */
     const volatile int *cancel;
+    bool prof;        /* INFILLD_CPU_PROFILE: parallel loops timed per op (cpu/cpuprof.c) */
+    eng__prof_op pop; /* the op the next parallel loops belong to */
     /* the pass in progress */
     int n_seq, len, ws, W, nr;
     int layer;
@@ -295,6 +301,7 @@ static eng_bctx *eng__cpu_ctx_new(eng_backend *be, int max_batch, int max_len, e
     c->be = be;
     c->B = max_batch;
     c->L = max_len;
+    c->prof = eng__prof_enabled();
     const size_t R = (size_t)max_batch * max_len, d = (size_t)in->d_model,
                  qd = (size_t)in->n_head * in->head_dim, kvd = (size_t)in->n_kv_head * in->head_dim,
                  ff = (size_t)in->d_ff, V = (size_t)in->vocab_size, h2 = (size_t)in->head_dim / 2;
@@ -351,6 +358,37 @@ static eng_bctx *eng__cpu_ctx_new(eng_backend *be, int max_batch, int max_len, e
 }
 
 static void eng__cpu_set_cancel(eng_bctx *c, const volatile int *flag) { c->cancel = flag; }
+
+/* ---- parallel loops, labelled for the profile --------------------------------------------- */
+
+typedef struct eng__prof_job {
+    eng__task_fn fn;
+    void *arg;
+    eng__prof_op op;
+    atomic_llong cpu; /* the loop's task CPU time */
+} eng__prof_job;
+
+static void eng__prof_task(void *arg, int task, int tid) {
+    eng__prof_job *j = arg;
+    const int64_t t0 = eng__prof_thread_ns();
+    j->fn(j->arg, task, tid);
+    atomic_fetch_add(&j->cpu, eng__prof_thread_ns() - t0);
+}
+
+/* eng__pool_run for the op c->pop; with the profile on, each task's thread
+ * CPU time and the loop's wall time are added to that op's counters. */
+static void eng__prun(eng_bctx *c, eng__task_fn fn, void *arg, int n_tasks) {
+    if (!c->prof || n_tasks <= 0) {
+        eng__pool_run(c->be->pool, fn, arg, n_tasks);
+        return;
+    }
+    eng__prof_job j = {fn, arg, c->pop, 0};
+    const int64_t w0 = eng__prof_wall_ns();
+    eng__pool_run(c->be->pool, eng__prof_task, &j, n_tasks);
+    const int64_t wall = eng__prof_wall_ns() - w0, cpu = atomic_load(&j.cpu);
+    eng__prof_add_cpu(j.op, cpu);
+    eng__prof_add_loop(j.op, wall, (int64_t)eng__pool_threads(c->be->pool) * wall - cpu);
+}
 
 /* ---- matmul ------------------------------------------------------------------------------ */
 
@@ -529,7 +567,10 @@ static void eng__qa_task(void *arg, int task, int tid) {
 
 static void eng__quant_x(eng_bctx *c, const float *X, int ldx, int M, int K) {
     eng__qa_job j = {c, X, ldx, M, K, BASE_MAX(1, (M + 2 * c->be->nt - 1) / (2 * c->be->nt))};
-    eng__pool_run(c->be->pool, eng__qa_task, &j, (M + j.chunk - 1) / j.chunk);
+    const eng__prof_op op = c->pop;
+    c->pop = ENG__P_QUANT;
+    eng__prun(c, eng__qa_task, &j, (M + j.chunk - 1) / j.chunk);
+    c->pop = op;
 }
 
 static void eng__mm(eng_bctx *c, const float *X, int ldx, int M, const eng_tensor *W,
@@ -538,7 +579,7 @@ static void eng__mm(eng_bctx *c, const float *X, int ldx, int M, const eng_tenso
         eng__quant_x(c, X, ldx, M, (int)W->cols);
     eng__mm_job j;
     int n = eng__mm_plan(c, &j, X, ldx, M, W, bias, Y, ldy, acc);
-    eng__pool_run(c->be->pool, eng__mm_task, &j, n);
+    eng__prun(c, eng__mm_task, &j, n);
 }
 
 /* Several matmuls of the same X in one parallel loop (q/k/v, gate/up): one
@@ -569,7 +610,7 @@ static void eng__mm_multi(eng_bctx *c, const float *X, int ldx, int M, int n,
     for (int i = 0; i < n; i++)
         s.first[i + 1] =
             s.first[i] + eng__mm_plan(c, &s.j[i], X, ldx, M, W[i], bias[i], Y[i], ldy[i], false);
-    eng__pool_run(c->be->pool, eng__mm_set_task, &s, s.first[n]);
+    eng__prun(c, eng__mm_set_task, &s, s.first[n]);
 }
 
 /* ---- row-wise ops ------------------------------------------------------------------------- */
@@ -664,7 +705,12 @@ static void eng__row_task(void *arg, int task, int tid) {
 static void eng__rows(eng_bctx *c, eng__row_job *j) {
     j->c = c;
     j->chunk = BASE_MAX(1, (j->n + 4 * c->be->nt - 1) / (4 * c->be->nt));
-    eng__pool_run(c->be->pool, eng__row_task, j, (j->n + j->chunk - 1) / j->chunk);
+    static const eng__prof_op ops[] = {[ENG__OP_EMBED] = ENG__P_EMBED,
+                                       [ENG__OP_NORM] = ENG__P_NORM,
+                                       [ENG__OP_ROPE] = ENG__P_ROPE,
+                                       [ENG__OP_SWIGLU] = ENG__P_SWIGLU};
+    c->pop = ops[j->op];
+    eng__prun(c, eng__row_task, j, (j->n + j->chunk - 1) / j->chunk);
 }
 
 /* ---- attention ----------------------------------------------------------------------------- */
@@ -791,12 +837,15 @@ static base_status eng__run(eng_bctx *c, const eng_batch *bt, int ws, int we) {
             float *bs[3] = {be->bq[l], be->bk[l], be->bv[l]};
             float *ys[3] = {c->q, c->kt, c->vt};
             const int ld[3] = {qd, kvd, kvd};
+            c->pop = ENG__P_QKV;
             eng__mm_multi(c, c->xn, d, nr, 3, wm, bs, ys, ld);
         }
         rj = (eng__row_job){.op = ENG__OP_ROPE, .n = nr};
         eng__rows(c, &rj);
         const int n_qc = (c->W + ENG__QC - 1) / ENG__QC;
-        eng__pool_run(be->pool, eng__attn_task, c, bt->n_seq * in->n_head * n_qc);
+        c->pop = ENG__P_ATTN;
+        eng__prun(c, eng__attn_task, c, bt->n_seq * in->n_head * n_qc);
+        c->pop = ENG__P_O;
         eng__mm(c, c->att, qd, nr, &lw->wo, NULL, c->x, d, true);
         rj = (eng__row_job){
             .op = ENG__OP_NORM, .src = c->x, .dst = c->xn, .w = be->ffn_norm[l], .n = nr};
@@ -806,10 +855,12 @@ static base_status eng__run(eng_bctx *c, const eng_batch *bt, int ws, int we) {
             float *bs[2] = {NULL, NULL};
             float *ys[2] = {c->gate, c->up};
             const int ld[2] = {ff, ff};
+            c->pop = ENG__P_GATEUP;
             eng__mm_multi(c, c->xn, d, nr, 2, wm, bs, ys, ld);
         }
         rj = (eng__row_job){.op = ENG__OP_SWIGLU, .n = nr};
         eng__rows(c, &rj);
+        c->pop = ENG__P_DOWN;
         eng__mm(c, c->gate, ff, nr, &lw->w_down, NULL, c->x, d, true);
     }
     return BASE_OK;
@@ -841,6 +892,7 @@ static void eng__head(eng_bctx *c, int n, const int32_t *canvas, float *out) {
     eng__row_job rj = {
         .op = ENG__OP_NORM, .src = c->x, .dst = c->xn, .w = be->norm, .rows = c->hrow, .n = n};
     eng__rows(c, &rj);
+    c->pop = ENG__P_HEAD;
     eng__mm(c, c->xn, be->in->d_model, n, &be->w->lm_head, NULL, out, V, false);
     for (int i = 0; i < n; i++)
         if (!c->valid[canvas[i]])
@@ -1155,8 +1207,10 @@ static base_status eng__cpu_step(eng_bctx *c, const eng_batch *bt, const eng_ste
     const bool shift = c->be->in->shift_logits;
     const int len = bt->len, W = we - ws;
     int32_t canvas[ENG__LCH];
-    for (int i0 = 0; i0 < req->n_pos; i0 += ENG__LCH) {
-        const int n = BASE_MIN(ENG__LCH, req->n_pos - i0);
+    const int n_ch = (req->n_pos + ENG__LCH - 1) / ENG__LCH,
+              ch = n_ch > 0 ? (req->n_pos + n_ch - 1) / n_ch : 1;
+    for (int i0 = 0; i0 < req->n_pos; i0 += ch) {
+        const int n = BASE_MIN(ch, req->n_pos - i0);
         for (int k = 0; k < n; k++) {
             const int p = req->positions[i0 + k], b = p / len, i = p % len;
             const int row = shift && i > 0 ? i - 1 : i;
@@ -1165,7 +1219,8 @@ static base_status eng__cpu_step(eng_bctx *c, const eng_batch *bt, const eng_ste
         }
         eng__head(c, n, canvas, c->logits);
         eng__red_job rj = {c, &req->sampling, req->positions + i0, out + i0};
-        eng__pool_run(c->be->pool, eng__red_task, &rj, n);
+        c->pop = ENG__P_SAMPLE;
+        eng__prun(c, eng__red_task, &rj, n);
     }
     return BASE_OK;
 }

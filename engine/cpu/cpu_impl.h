@@ -5,6 +5,8 @@
 
 #include "engine_impl.h"
 
+#include <stdio.h>
+
 /* One block of 32 activations quantised to int8 for the quantised-weight
  * kernels (cpu/qdot.c): x ~ d * q, |q| <= 127; s = the sums of q[0..15] and
  * q[16..31] (for the offsets and minimums of Q4_0, Q4_K, Q5_K and Q6_K). */
@@ -55,6 +57,9 @@ void eng__qgemm_avx2(eng_dtype t, const void *W, size_t row_bytes, const eng__q8
  * (0: type or shape not handled, nothing written). */
 int eng__qgemm_tile_avx2(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X, int ldxb,
                          float *Y, int ldy, int M, int N, int K, bool acc);
+/* Turns the tiled kernels' weight prefetch on or off (INFILLD_CPU_PREFETCH=0
+ * at start-up: off), for benchmarks that alternate the two. */
+void eng__qtile_prefetch(bool on);
 /* A kernel table by name ("portable", "avx2", "avx512"), for tests that pin
  * one path whatever the CPU; NULL when this CPU or build cannot run it. */
 const eng__kernels *eng__kernels_named(const char *name);
@@ -70,6 +75,34 @@ typedef struct eng__blas {
 /* The process-wide OpenBLAS, loaded on first call; NULL when unavailable
  * (or INFILLD_NO_BLAS is set). */
 const eng__blas *eng__blas_get(void);
+
+/* Per-op profile of the CPU backend's parallel loops (cpu/cpuprof.c), on
+ * when INFILLD_CPU_PROFILE=1: thread CPU time of the tasks, wall time and
+ * idle thread time at the loop's barrier, per op. */
+typedef enum eng__prof_op {
+    ENG__P_EMBED,
+    ENG__P_NORM,
+    ENG__P_QKV,
+    ENG__P_ROPE,
+    ENG__P_ATTN,
+    ENG__P_O,
+    ENG__P_GATEUP,
+    ENG__P_SWIGLU,
+    ENG__P_DOWN,
+    ENG__P_HEAD,
+    ENG__P_SAMPLE,
+    ENG__P_QUANT,
+    ENG__P_N
+} eng__prof_op;
+bool eng__prof_enabled(void);
+int64_t eng__prof_thread_ns(void);
+int64_t eng__prof_wall_ns(void);
+void eng__prof_add_cpu(eng__prof_op op, int64_t ns);
+void eng__prof_add_loop(eng__prof_op op, int64_t wall_ns, int64_t idle_ns);
+void eng__cpu_profile_reset(void);
+/* A Markdown table of the counters since the last reset, divided by passes
+ * (CPU and idle time also by threads). */
+void eng__cpu_profile_print(FILE *f, int passes, int threads);
 
 /* AVX-512 or AVX2+FMA when allowed and the CPU has it (INFILLD_CPU_ISA=avx2
  * caps it at AVX2), else portable C. */

@@ -28,6 +28,8 @@
  * output is a scale product and an FMA, so test_qdot's bounds hold. */
 #include "cpu_impl.h"
 
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -173,6 +175,12 @@ ENG__TAVX2 static inline void eng__tprefetch(const eng__tpf *pf, int b) {
     for (int i = 0; i < 8; i++)
         _mm_prefetch((const char *)pf->w[i] + o, _MM_HINT_T0);
 }
+
+/* INFILLD_CPU_PREFETCH=0 turns the prefetch off (A/B runs), as on the
+ * AVX-512 f32 path; read once. */
+static atomic_int eng__tpf_on = -1;
+
+void eng__qtile_prefetch(bool on) { atomic_store(&eng__tpf_on, on ? 1 : 0); }
 
 #define ENG__TK static inline __attribute__((always_inline, target("avx2,fma,f16c"))) void
 
@@ -326,6 +334,12 @@ ENG__TAVX2 int eng__qgemm_tile_avx2(eng_dtype t, const void *W, size_t row_bytes
     }
     if (M < 4)
         return 0; /* one to three rows: the repack would not pay */
+    int pf_on = atomic_load_explicit(&eng__tpf_on, memory_order_relaxed);
+    if (pf_on < 0) {
+        const char *e = getenv("INFILLD_CPU_PREFETCH");
+        pf_on = !(e && strcmp(e, "0") == 0);
+        atomic_store_explicit(&eng__tpf_on, pf_on, memory_order_relaxed);
+    }
     _Alignas(32) uint8_t T[ENG__TKC * ENG__TBS];
     const int nb = K / 32, n8 = N / 8 * 8;
     for (int n = 0; n < n8; n += 8)
@@ -342,11 +356,12 @@ ENG__TAVX2 int eng__qgemm_tile_avx2(eng_dtype t, const void *W, size_t row_bytes
             const size_t noff = t == ENG_Q6_K ? (size_t)nb0 / 8 * 210 : (size_t)nb0 * blk;
             for (int i = 0; i < 8 && nn < n8; i++)
                 pf.w[i] = (const uint8_t *)W + (size_t)(nn + i) * row_bytes + noff;
-            rows(T, X + b0, ldxb, nbc, Y + n, ldy, M, acc || b0 > 0, nn < n8 ? &pf : NULL);
+            rows(T, X + b0, ldxb, nbc, Y + n, ldy, M, acc || b0 > 0, nn < n8 && pf_on ? &pf : NULL);
         }
     return n8;
 }
 #else
+void eng__qtile_prefetch(bool on) { (void)on; }
 int eng__qgemm_tile_avx2(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X, int ldxb,
                          float *Y, int ldy, int M, int N, int K, bool acc) {
     (void)t, (void)W, (void)row_bytes, (void)X, (void)ldxb, (void)Y, (void)ldy, (void)M, (void)N,

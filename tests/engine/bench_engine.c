@@ -13,7 +13,21 @@
  *       context scratch computed from the model's shape,
  * plus llama.cpp's llama-diffusion-cli canvas: 13 prompt tokens + 64 masks,
  * full recompute per step. INFILLD_CPU_KERNEL=avx2|portable|blas|reference
- * selects the kernel path. Results go to stdout as Markdown. */
+ * selects the kernel path. Results go to stdout as Markdown.
+ *
+ * --perf-ctl FIFO writes "enable" / "disable" to perf's control FIFO around
+ * the hole steps of (b), so that `perf record -D -1 --control fifo:FIFO`
+ * samples those steps only (not the load or the full pass before them).
+ * With INFILLD_CPU_PROFILE=1 the CPU backend's per-op profile of those steps
+ * (cpu/cpuprof.c) is printed before the table.
+ *
+ * --pair MODEL2 (a second model of the same family and tokenizer, e.g. the
+ * Q8_0 GGUF of a BF16 directory) or --pair-prefetch (the same model with the
+ * int8 tiles' prefetch off, INFILLD_CPU_PREFETCH=0's switch) alternates hole
+ * steps of the two, 4 x reps pairs after a warm-up pair, and prints both
+ * medians and the median of the per-pair ratios: on a machine shared with
+ * other jobs the CPU time of one step drifts by +-25 % over minutes, and
+ * alternating steps puts both sides in the same conditions. */
 #define _GNU_SOURCE
 #include "cpu_impl.h" /* engine-private: the dlopen'ed OpenBLAS the CPU backend uses */
 #include "engine.h"
@@ -76,10 +90,25 @@ static double sgemm_peak(int threads, int reps, double *cpu_gflops) {
     return 2.0 * n * n * (double)n / best / 1e9;
 }
 
+/* perf's --control FIFO: one command per open, as `perf record` reads it. */
+static void perf_control(const char *fifo, const char *cmd) {
+    if (!fifo)
+        return;
+    FILE *f = fopen(fifo, "w");
+    if (!f) {
+        fprintf(stderr, "bench_engine: %s: cannot open\n", fifo);
+        return;
+    }
+    fprintf(f, "%s\n", cmd);
+    fclose(f);
+}
+
 int main(int argc, char **argv) {
     const char *model = NULL;
     int threads = 0, ctx_len = 512, hole = 32, reps = 3;
     const char *parts = "abl"; /* which measurements: a, b, l (llama.cpp canvas) */
+    const char *perf_ctl = NULL, *pair = NULL;
+    bool pair_pf = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
             model = argv[++i];
@@ -93,9 +122,16 @@ int main(int argc, char **argv) {
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc)
             parts = argv[++i];
+        else if (strcmp(argv[i], "--perf-ctl") == 0 && i + 1 < argc)
+            perf_ctl = argv[++i];
+        else if (strcmp(argv[i], "--pair") == 0 && i + 1 < argc)
+            pair = argv[++i];
+        else if (strcmp(argv[i], "--pair-prefetch") == 0)
+            pair_pf = true;
         else {
             fprintf(stderr, "usage: bench_engine --model DIR [--threads N] [--ctx 512] [--hole 32] "
-                            "[--reps 3] [--parts abl]\n");
+                            "[--reps 3] [--parts abl] [--perf-ctl FIFO] [--pair MODEL2 | "
+                            "--pair-prefetch]\n");
             return 2;
         }
     }
@@ -161,6 +197,8 @@ int main(int argc, char **argv) {
     eng_step_req win = {ENG_STEP_WINDOW, in->shift_logits ? h0 - 1 : h0, h1, pos, hole, smp};
     if (eng_step(c, &b, &full, res) != BASE_OK)
         return 1;
+    perf_control(perf_ctl, "enable");
+    eng__cpu_profile_reset();
     for (int r = 0; r <= (strchr(parts, 'b') ? reps * 4 : 0); r++) {
         double s = now_s(), cs = cpu_s();
         if (eng_step(c, &b, &win, res) != BASE_OK)
@@ -169,6 +207,81 @@ int main(int argc, char **argv) {
             tb[r - 1] = now_s() - s;
             tbc[r - 1] = cpu_s() - cs;
         }
+    }
+    perf_control(perf_ctl, "disable");
+    if (pair || pair_pf) {
+        eng_model *m2 = m;
+        eng_ctx *cp = c;
+        int32_t *tok2 = tok;
+        if (pair) {
+            m2 = eng_model_load(pair, &o, &err);
+            if (!m2) {
+                fprintf(stderr, "bench_engine: %s\n", err.msg);
+                return 1;
+            }
+            const eng_model_info *in2 = eng_model_get_info(m2);
+            if (in2->vocab_size != V || in2->shift_logits != in->shift_logits) {
+                fprintf(stderr, "bench_engine: --pair needs the same vocabulary and shift\n");
+                return 1;
+            }
+            cp = eng_ctx_new(m2, 1, len, &err);
+            tok2 = malloc((size_t)len * sizeof *tok2);
+            if (!cp || !tok2) {
+                fprintf(stderr, "bench_engine: %s\n", cp ? "out of memory" : err.msg);
+                return 1;
+            }
+            memcpy(tok2, tok, (size_t)len * sizeof *tok2);
+            for (int i = h0; i < h1; i++)
+                tok2[i] = in2->mask_id;
+        }
+        eng_batch b2p = {1, len, tok2, NULL};
+        if (pair && eng_step(cp, &b2p, &full, res) != BASE_OK)
+            return 1;
+        const int np = reps * 4;
+        double *pa = calloc((size_t)np, sizeof(double)), *pb = calloc((size_t)np, sizeof(double)),
+               *pr = calloc((size_t)np, sizeof(double)), *wa = calloc((size_t)np, sizeof(double)),
+               *wb = calloc((size_t)np, sizeof(double));
+        for (int r = 0; r <= np; r++) {
+            double s = now_s(), cs = cpu_s();
+            if (eng_step(c, &b, &win, res) != BASE_OK)
+                return 1;
+            const double wa1 = now_s() - s, ca1 = cpu_s() - cs;
+            if (pair_pf)
+                eng__qtile_prefetch(false);
+            s = now_s(), cs = cpu_s();
+            if (eng_step(cp, &b2p, &win, res) != BASE_OK)
+                return 1;
+            const double wb1 = now_s() - s, cb1 = cpu_s() - cs;
+            if (pair_pf)
+                eng__qtile_prefetch(true);
+            if (r > 0) {
+                pa[r - 1] = ca1, pb[r - 1] = cb1, pr[r - 1] = ca1 / cb1;
+                wa[r - 1] = wa1, wb[r - 1] = wb1;
+            }
+        }
+        const int ntp = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+        printf("paired hole steps, A = %s, B = %s, %d pairs alternating:\n\n"
+               "| | A | B | A / B |\n|---|---:|---:|---:|\n",
+               model, pair ? pair : "the same, int8 prefetch off", np);
+        const double ma = median(pa, np), mb = median(pb, np), ra = median(pr, np);
+        printf("| CPU per thread, median | %.0f ms | %.0f ms | %.3f (median of pair ratios %.3f, "
+               "range %.3f-%.3f) |\n",
+               ma / ntp * 1e3, mb / ntp * 1e3, ma / mb, ra, pr[0], pr[np - 1]);
+        printf("| wall, median | %.0f ms | %.0f ms | %.3f |\n\n", median(wa, np) * 1e3,
+               median(wb, np) * 1e3, median(wa, np) / median(wb, np));
+        free(pa), free(pb), free(pr), free(wa), free(wb);
+        if (pair) {
+            eng_ctx_free(cp);
+            eng_model_free(m2);
+            free(tok2);
+        }
+    }
+    const int b_steps = strchr(parts, 'b') ? reps * 4 + 1 : 0;
+    if (b_steps && eng__prof_enabled()) {
+        printf("CPU profile of the hole steps (INFILLD_CPU_PROFILE=1):\n\n");
+        eng__cpu_profile_print(stdout, b_steps,
+                               threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN));
+        printf("\n");
     }
     const double t_b = median(tb, reps * 4);
     const double c_b = median(tbc, reps * 4);
@@ -231,9 +344,11 @@ int main(int argc, char **argv) {
                  kmx = dd > qdd ? (dd > ffd ? dd : ffd) : (qdd > ffd ? qdd : ffd);
     const int ntt = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     const double kv_bytes = 2.0 * in->n_layer * Rr * kvdd * 4;
-    const double scratch_bytes = 4.0 * Rr * (2 * dd + 2 * qdd + 2 * kvdd + 2 * ffd) + 4.0 * 32 * V +
-                                 Rr * 40.0 * ((kmx + 31) / 32) + ntt * (4.0 * 64 * len + 12.0 * V) +
-                                 4.0 * len * in->head_dim;
+    /* the logit rows a step touches: its positions in equal chunks of <= 64 */
+    const int lch = (hole + 63) / 64, lrows = (hole + lch - 1) / lch;
+    const double scratch_bytes = 4.0 * Rr * (2 * dd + 2 * qdd + 2 * kvdd + 2 * ffd) +
+                                 4.0 * lrows * V + Rr * 40.0 * ((kmx + 31) / 32) +
+                                 ntt * (4.0 * 64 * len + 12.0 * V) + 4.0 * len * in->head_dim;
     const int nt = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     double peak_cpu = 0;
     const double peak = sgemm_peak(nt, 3, &peak_cpu);
