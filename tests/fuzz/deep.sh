@@ -20,7 +20,8 @@ for spec in "$@"; do
   seeds=()
   [ -d "tests/fuzz/corpus/$t" ] && seeds=("tests/fuzz/corpus/$t")
   t0=$(date +%s)
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 nice -n 19 "build/fuzz/$t" -runs="$runs" -max_total_time="$secs" \
+  # FUZZ_GEMMA_FULL: fuzz_tokenizer_gemma also encodes with the real Gemma 3 vocabulary.
+  FUZZ_GEMMA_FULL=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 nice -n 19 "build/fuzz/$t" -runs="$runs" -max_total_time="$secs" \
     -max_len=65536 -artifact_prefix="$out/crashes/$t-" -print_final_stats=1 \
     "$out/$t" "${seeds[@]}" >"$out/$t.log" 2>&1
   rc=$?

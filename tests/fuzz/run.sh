@@ -32,7 +32,8 @@ root=$PWD
 # Measured rates (executions/s with the checked-in seeds): fuzz_lsp ~5,000,
 # fuzz_safetensors ~100,000, fuzz_gguf ~80,000 (CPU time; 2026-12-01), fuzz_syntax_edits ~170 (three tree layouts),
 # fuzz_tokenizer ~50,000,
-# fuzz_tokenizer_json ~4,000. A harness missing here gets default_runs.
+# fuzz_tokenizer_json ~4,000, fuzz_tokenizer_gemma ~9,000 and fuzz_remote ~6,000
+# (CPU time, at load 10; 2026-12-01). A harness missing here gets default_runs.
 # Since the engine and syntax libraries are instrumented too (2026-12-01),
 # fuzz_tokenizer and fuzz_syntax_edits run slower (at load 19: ~1,600/s and
 # ~20/s), hence their smaller counts.
@@ -44,6 +45,8 @@ declare -A runs=(
   [fuzz_tokenizer]=50000
   [fuzz_tokenizer_json]=20000
   [fuzz_tokenizer_spm]=20000
+  [fuzz_tokenizer_gemma]=20000
+  [fuzz_remote]=20000
 )
 default_runs=2000
 norand=()
