@@ -58,7 +58,11 @@
 #define TOK_MAX_STAGES 4
 /* Pieces longer than this are not cached. */
 #define CACHE_PIECE_MAX 64
-#define CACHE_SLOTS 65536
+/* The piece cache's slots: about 4 per token, 256 .. 65536. A tiny test
+ * vocabulary gets a tiny cache: each load of one (fuzz_tokenizer_json) spent
+ * more time clearing and freeing 65,536 slots than parsing. */
+#define CACHE_SLOTS_MAX 65536
+#define CACHE_SLOTS_MIN 256
 
 /* GPT-2 / Qwen2 pre-tokenizer patterns, for the forms that do not spell one. */
 static const char TOK_GPT2_PATTERN[] =
@@ -132,7 +136,8 @@ struct eng_tokenizer {
     int n_re;
 
     pthread_mutex_t cache_lock;
-    tok_cache_entry *cache; /* [CACHE_SLOTS], direct-mapped by piece hash */
+    tok_cache_entry *cache; /* [cache_mask + 1], direct-mapped by piece hash */
+    size_t cache_mask;
 };
 
 /* ---- GPT-2 byte-level alphabet ---------------------------------------------
@@ -610,7 +615,11 @@ static bool tok_finish(eng_tokenizer *t) {
         if (!a->special)
             last[c] = a->len;
     }
-    t->cache = calloc(CACHE_SLOTS, sizeof *t->cache);
+    size_t slots = CACHE_SLOTS_MIN;
+    while (slots < CACHE_SLOTS_MAX && slots < 4 * (size_t)t->n_ids)
+        slots *= 2;
+    t->cache = calloc(slots, sizeof *t->cache);
+    t->cache_mask = slots - 1;
     return t->cache != NULL;
 }
 
@@ -1526,7 +1535,7 @@ void eng_tokenizer_free(eng_tokenizer *t) {
     if (!t)
         return;
     if (t->cache) {
-        for (size_t i = 0; i < CACHE_SLOTS; i++)
+        for (size_t i = 0; i <= t->cache_mask; i++)
             free(t->cache[i].key);
         free(t->cache);
     }
@@ -1702,7 +1711,7 @@ static bool tok_cache_get(eng_tokenizer *t, uint64_t h, const char *p, size_t n,
                           bool *hit) {
     *hit = false;
     pthread_mutex_lock(&t->cache_lock);
-    tok_cache_entry *e = &t->cache[h & (CACHE_SLOTS - 1)];
+    tok_cache_entry *e = &t->cache[h & t->cache_mask];
     bool ok = true;
     if (e->key && e->hash == h && e->key_len == n && memcmp(e->key, p, n) == 0) {
         int32_t id;
@@ -1725,7 +1734,7 @@ static void tok_cache_put(eng_tokenizer *t, uint64_t h, const char *p, size_t n,
     memcpy(key, p, n);
     memcpy(key + n, ids, k * sizeof *ids);
     pthread_mutex_lock(&t->cache_lock);
-    tok_cache_entry *e = &t->cache[h & (CACHE_SLOTS - 1)];
+    tok_cache_entry *e = &t->cache[h & t->cache_mask];
     free(e->key);
     *e = (tok_cache_entry){.hash = h, .key = key, .key_len = (uint32_t)n, .n_ids = (uint32_t)k};
     pthread_mutex_unlock(&t->cache_lock);

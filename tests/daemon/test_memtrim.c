@@ -2,6 +2,7 @@
  * once enough of it lies free, and not before (issue 17, RSS in the soak). */
 #include "check.h"
 #include "memtrim.h"
+#include "rss.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,17 +16,6 @@
 #define T_SANITIZER 1
 #endif
 #endif
-
-static long rss_kib(void) {
-    FILE *f = fopen("/proc/self/statm", "r");
-    long pages = 0, res = 0;
-    if (!f)
-        return -1;
-    if (fscanf(f, "%ld %ld", &pages, &res) != 2)
-        res = -1;
-    fclose(f);
-    return res < 0 ? -1 : res * (sysconf(_SC_PAGESIZE) / 1024);
-}
 
 enum { N = 1024, CHUNK = 64 << 10 }; /* 64 MiB in chunks below the mmap threshold */
 
@@ -60,14 +50,14 @@ int main(void) {
     }
     dmn_memtrim_look(&m);
     CHECK_EQ_I((int)(m.trims - before), 0);
-    long full = rss_kib();
+    long full = test_rss_kib();
     for (int i = 16; i < N; i++) {
         free(blocks[i]);
         blocks[i] = NULL;
     }
-    long freed = rss_kib();
+    long freed = test_rss_kib();
     dmn_memtrim_look(&m);
-    long trimmed = rss_kib();
+    long trimmed = test_rss_kib();
     printf("RSS: %ld KiB in use, %ld KiB after free(), %ld KiB after the trim (%llu trims)\n", full,
            freed, trimmed, (unsigned long long)m.trims);
 #ifndef T_SANITIZER

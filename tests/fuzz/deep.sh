@@ -12,6 +12,14 @@ cd "$(dirname "$0")/../.."
 runs=${1:-10000000}
 shift || true
 out=build/fuzz/deep
+# -max_len per harness, as in tests/fuzz/run.sh.
+declare -A maxlen=(
+  [fuzz_lsp]=16384
+  [fuzz_remote]=4096
+  [fuzz_syntax_edits]=2048
+  [fuzz_tokenizer]=4096
+  [fuzz_tokenizer_gemma]=4096
+)
 mkdir -p "$out/crashes"
 for spec in "$@"; do
   t=${spec%%:*}
@@ -20,8 +28,9 @@ for spec in "$@"; do
   seeds=()
   [ -d "tests/fuzz/corpus/$t" ] && seeds=("tests/fuzz/corpus/$t")
   t0=$(date +%s)
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 nice -n 19 "build/fuzz/$t" -runs="$runs" -max_total_time="$secs" \
-    -max_len=65536 -artifact_prefix="$out/crashes/$t-" -print_final_stats=1 \
+  # FUZZ_GEMMA_FULL: fuzz_tokenizer_gemma also encodes with the real Gemma 3 vocabulary.
+  FUZZ_GEMMA_FULL=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 nice -n 19 "build/fuzz/$t" -runs="$runs" -max_total_time="$secs" \
+    -max_len="${maxlen[$t]:-65536}" -artifact_prefix="$out/crashes/$t-" -print_final_stats=1 \
     "$out/$t" "${seeds[@]}" >"$out/$t.log" 2>&1
   rc=$?
   t1=$(date +%s)

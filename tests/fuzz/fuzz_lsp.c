@@ -43,7 +43,9 @@ static void feed_framed(lsp_server *s, const char *json) {
 static void fuzz_server(const uint8_t *data, size_t size) {
     lsp_server_hooks h = {.write = sink};
     lsp_provider_i p = {.complete = answer, .cancel = cancel};
-    lsp_server_opts o = {.max_message = 1 << 16};
+    /* A small message limit, so that inputs of a few KiB reach the
+     * oversized-message paths (a 64 KiB limit needed 64 KiB inputs). */
+    lsp_server_opts o = {.max_message = 1 << 12};
     lsp_server *s = lsp_server_new(&h, &p, &o, NULL);
     if (!s)
         return;

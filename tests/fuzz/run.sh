@@ -32,7 +32,8 @@ root=$PWD
 # Measured rates (executions/s with the checked-in seeds): fuzz_lsp ~5,000,
 # fuzz_safetensors ~100,000, fuzz_gguf ~80,000 (CPU time; 2026-12-01), fuzz_syntax_edits ~170 (three tree layouts),
 # fuzz_tokenizer ~50,000,
-# fuzz_tokenizer_json ~4,000. A harness missing here gets default_runs.
+# fuzz_tokenizer_json ~4,000, fuzz_tokenizer_gemma ~9,000 and fuzz_remote ~6,000
+# (CPU time, at load 10; 2026-12-01). A harness missing here gets default_runs.
 # Since the engine and syntax libraries are instrumented too (2026-12-01),
 # fuzz_tokenizer and fuzz_syntax_edits run slower (at load 19: ~1,600/s and
 # ~20/s), hence their smaller counts.
@@ -44,8 +45,22 @@ declare -A runs=(
   [fuzz_tokenizer]=50000
   [fuzz_tokenizer_json]=20000
   [fuzz_tokenizer_spm]=20000
+  [fuzz_tokenizer_gemma]=20000
+  [fuzz_remote]=20000
 )
 default_runs=2000
+# -max_len per harness: what its interesting inputs need, no more (a longer
+# limit lets libFuzzer grow inputs that only cost time). fuzz_lsp's server
+# has a 4 KiB message limit, fuzz_remote's source a 3,000-byte body limit;
+# tokenizer.json / GGUF / safetensors files need room. Shared with deep.sh.
+declare -A maxlen=(
+  [fuzz_lsp]=16384
+  [fuzz_remote]=4096
+  [fuzz_syntax_edits]=2048
+  [fuzz_tokenizer]=4096
+  [fuzz_tokenizer_gemma]=4096
+)
+default_maxlen=65536
 norand=()
 if [ "$mode" = ci ] && setarch "$(uname -m)" -R true 2>/dev/null; then
   norand=(setarch "$(uname -m)" -R)
@@ -88,7 +103,7 @@ for t in "${targets[@]}"; do
   fi
   t0=$(date +%s.%N)
   # UBSan recovers by default: a report would pass unnoticed. Halt on it.
-  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "${norand[@]}" "$exe" "${args[@]}" -max_len=65536 \
+  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "${norand[@]}" "$exe" "${args[@]}" -max_len="${maxlen[$t]:-$default_maxlen}" \
       -artifact_prefix="$scratch/$t-" -print_final_stats=1 "$scratch/$t" "${seeds[@]}" \
       >"$scratch/$t.log" 2>&1; then
     echo "fuzz: $t FAILED"

@@ -6,6 +6,7 @@
  *   3. resident memory before and after 100,000 edits through the server.
  * Usage: bench_lsp [iterations] */
 #include "lsp.h"
+#include "rss.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,17 +39,6 @@ static void report(const char *what, uint64_t *ns, size_t n) {
     qsort(ns, n, sizeof(*ns), cmp_u64);
     printf("%-58s p50 %7.2f us  p99 %7.2f us  (n=%zu)\n", what, ns[n / 2] / 1e3,
            ns[n * 99 / 100] / 1e3, n);
-}
-
-static long rss_kib(void) {
-    FILE *f = fopen("/proc/self/statm", "r");
-    long pages = 0, res = 0;
-    if (!f)
-        return -1;
-    if (fscanf(f, "%ld %ld", &pages, &res) != 2)
-        res = -1;
-    fclose(f);
-    return res * 4;
 }
 
 static void framed(base_buf *b, const char *json) {
@@ -149,7 +139,7 @@ int main(int argc, char **argv) {
     lsp_doc_store_free(st);
 
     /* 3. Memory over 100,000 edits through the server (insert / delete pairs). */
-    long before = rss_kib();
+    long before = test_rss_kib();
     for (size_t i = 0; i < 100000; i++) {
         snprintf(msg, sizeof(msg),
                  "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{"
@@ -160,9 +150,9 @@ int main(int argc, char **argv) {
         framed(&b, msg);
         lsp_server_feed(s, b.data, b.len);
         if (i == 999)
-            before = rss_kib(); /* after warm-up */
+            before = test_rss_kib(); /* after warm-up */
     }
-    long after = rss_kib();
+    long after = test_rss_kib();
     printf("RSS after 1,000 edits %ld KiB, after 100,000 edits %ld KiB (delta %ld KiB)\n", before,
            after, after - before);
     free(ns);
