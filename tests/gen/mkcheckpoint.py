@@ -105,9 +105,14 @@ def ka_expected(kind, token, hidden, mask_id=None):
 
 def f32_to_bf16_bits(a):
     """Rounds float32 to bfloat16 (round to nearest, ties to even); returns uint16 bits."""
-    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    return rounded.astype(np.uint16)
+    # In uint32, the carry out of the low half added to the high half (no widening
+    # to uint64: half the memory traffic on vocabulary-sized matrices).
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    carry = u & 0xFFFF
+    carry += 0x7FFF + ((u >> 16) & 1)
+    carry >>= 16
+    carry += u >> 16
+    return carry.astype(np.uint16)
 
 
 def bf16_bits_to_f32(bits):

@@ -20,7 +20,11 @@ directory and, from the same float32 weights, GGUF files in the listed types. Th
 Also: a bad --type, a missing directory and an output that cannot be written are
 clear errors (exit 1 or 2, a message naming the problem).
 
-Usage: convert_golden.py --infilld BIN --work DIR
+The Dream case converts the checkpoint of gguf_golden.py's "dream" case (same shape,
+every type), which it generates into --gguf-work unless that test's stamp shows it is
+there: one generation for both tests.
+
+Usage: convert_golden.py --infilld BIN --work DIR --gguf-work DIR
 """
 
 import argparse
@@ -39,8 +43,10 @@ import gguf_read  # noqa: E402
 import mkcheckpoint  # noqa: E402
 
 SHAPE = "--layers 2 --hidden 256 --heads 4 --kv-heads 2 --ffn 512 --dtype f32"
+# "dream": None = the files of gguf_golden.py's "dream" case (the same shape and types
+# this test converts, every type), generated once for both tests in --gguf-work.
 CASES = {
-    "dream": ("--family dream %s --seed 31" % SHAPE, "f32,f16,bf16,q8_0,q4_0,q4_k,q5_k,q6_k,q4_k_m",
+    "dream": (None, gguf_golden.ALL_TYPES,
               [151665, 750, 282, 2075, 1648, 151666, 151666, 33274, 90, 151643]),
     "llada": ("--family llada %s --seed 32" % SHAPE, "f32,q8_0,q4_k",
               [750, 151665, 151665, 4140, 25, 198, 262, 151643]),
@@ -68,11 +74,15 @@ def run(cmd, want_rc=0):
 
 def check_case(args, name):
     gen, types, tokens = CASES[name]
-    out = os.path.join(args.work, name)
-    pattern = os.path.join(out, "gen-{type}.gguf")
-    argv = gen.split() + ["--out", out, "--gguf", pattern, "--gguf-type", types]
-    if mkcheckpoint.main(argv):
-        raise SystemExit("generator failed")
+    if gen is None:
+        out, pattern = gguf_golden.generate(args.gguf_work, name)
+        args.dream_dir = out
+    else:
+        out = os.path.join(args.work, name)
+        pattern = os.path.join(out, "gen-{type}.gguf")
+        argv = gen.split() + ["--out", out, "--gguf", pattern, "--gguf-type", types]
+        if mkcheckpoint.main(argv):
+            raise SystemExit("generator failed")
     arch = "llada" if name == "llada" else "dream"
     import json
     with open(os.path.join(out, "config.json")) as f:
@@ -142,7 +152,7 @@ def check_case(args, name):
 
 def check_errors(args):
     ok = True
-    d = os.path.join(args.work, "dream")
+    d = args.dream_dir
     for cmd, rc, words in (
             ([args.infilld, "convert", d, os.path.join(args.work, "x.gguf"), "--type", "q3_k"],
              2, "unknown --type"),
@@ -163,6 +173,8 @@ def main(argv):
     p = argparse.ArgumentParser()
     p.add_argument("--infilld", required=True)
     p.add_argument("--work", required=True)
+    p.add_argument("--gguf-work", required=True,
+                   help="gguf_golden.py's --work: its dream checkpoint is reused")
     a = p.parse_args(argv)
     os.makedirs(a.work, exist_ok=True)
     ok = all([check_case(a, n) for n in CASES]) and check_errors(a)

@@ -155,9 +155,12 @@ def reference_on(model_dir, weights):
         reference.read_weights = saved
 
 
-def check(args, name):
-    gen, types, parts, tokens = CASES[name]
-    out = os.path.join(args.work, name)
+def generate(work, name):
+    """Writes case `name`'s checkpoint and GGUF files under work/name unless a stamp
+    says they are there from the same arguments and generator; returns the directory
+    and the GGUF pattern. convert_golden.py reuses the "dream" case's files."""
+    gen, types, parts, _ = CASES[name]
+    out = os.path.join(work, name)
     pattern = os.path.join(out, "model-{type}.gguf")
     argv = gen.split() + ["--out", out, "--gguf", pattern, "--gguf-type", types,
                           "--gguf-split", str(parts)]
@@ -172,6 +175,12 @@ def check(args, name):
             raise SystemExit("generator failed")
         with open(stamp, "w") as f:
             f.write(want)
+    return out, pattern
+
+
+def check(args, name):
+    gen, types, parts, tokens = CASES[name]
+    out, pattern = generate(args.work, name)
     family = "llada" if "llada" in gen else "dream"
     with open(os.path.join(out, "config.json")) as f:
         cfg = json.load(f)
