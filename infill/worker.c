@@ -575,26 +575,11 @@ static bool ifl__same_req(const ifl_doc_req *a, const ifl_doc_req *b) {
 }
 
 uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl_doc_req *req) {
-    ifl_job *j = calloc(1, sizeof *j);
-    char *text = malloc(req->len + 1);
-    char *extra = req->input_extra ? strdup(req->input_extra) : NULL;
-    char *dkey = req->doc_key ? strdup(req->doc_key) : NULL;
-    if (!j || !text || (req->input_extra && !extra) || (req->doc_key && !dkey)) {
-        free(j);
-        free(text);
-        free(extra);
-        free(dkey);
+    ifl_job *j = ifl__job_new(req);
+    if (!j)
         return 0;
-    }
-    memcpy(text, req->text, req->len);
-    text[req->len] = 0;
-    j->req = *req;
-    j->req.text = text;
-    j->req.input_extra = extra;
-    j->req.doc_key = dkey;
     j->group = group;
     j->owner = owner;
-    j->submit_ns = base_now_ns();
     ifl_job *dropped = NULL, *pf_drop = NULL;
     pthread_mutex_lock(&w->mu);
     j->id = w->next_id++;
