@@ -12,14 +12,8 @@ cd "$(dirname "$0")/../.."
 runs=${1:-10000000}
 shift || true
 out=build/fuzz/deep
-# -max_len per harness, as in tests/fuzz/run.sh.
-declare -A maxlen=(
-  [fuzz_lsp]=16384
-  [fuzz_remote]=4096
-  [fuzz_syntax_edits]=2048
-  [fuzz_tokenizer]=4096
-  [fuzz_tokenizer_gemma]=4096
-)
+# shellcheck source=maxlen.sh
+. tests/fuzz/maxlen.sh
 mkdir -p "$out/crashes"
 for spec in "$@"; do
   t=${spec%%:*}
@@ -30,7 +24,7 @@ for spec in "$@"; do
   t0=$(date +%s)
   # FUZZ_GEMMA_FULL: fuzz_tokenizer_gemma also encodes with the real Gemma 3 vocabulary.
   FUZZ_GEMMA_FULL=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 nice -n 19 "build/fuzz/$t" -runs="$runs" -max_total_time="$secs" \
-    -max_len="${maxlen[$t]:-65536}" -artifact_prefix="$out/crashes/$t-" -print_final_stats=1 \
+    -max_len="${maxlen[$t]:-$default_maxlen}" -artifact_prefix="$out/crashes/$t-" -print_final_stats=1 \
     "$out/$t" "${seeds[@]}" >"$out/$t.log" 2>&1
   rc=$?
   t1=$(date +%s)

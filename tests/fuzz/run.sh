@@ -49,18 +49,8 @@ declare -A runs=(
   [fuzz_remote]=20000
 )
 default_runs=2000
-# -max_len per harness: what its interesting inputs need, no more (a longer
-# limit lets libFuzzer grow inputs that only cost time). fuzz_lsp's server
-# has a 4 KiB message limit, fuzz_remote's source a 3,000-byte body limit;
-# tokenizer.json / GGUF / safetensors files need room. Shared with deep.sh.
-declare -A maxlen=(
-  [fuzz_lsp]=16384
-  [fuzz_remote]=4096
-  [fuzz_syntax_edits]=2048
-  [fuzz_tokenizer]=4096
-  [fuzz_tokenizer_gemma]=4096
-)
-default_maxlen=65536
+# shellcheck source=maxlen.sh
+. tests/fuzz/maxlen.sh
 norand=()
 if [ "$mode" = ci ] && setarch "$(uname -m)" -R true 2>/dev/null; then
   norand=(setarch "$(uname -m)" -R)
