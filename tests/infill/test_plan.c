@@ -12,6 +12,7 @@
 #include "check.h"
 #include "clockjump.h"
 #include "infill.h"
+#include "tiny_model.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -354,26 +355,11 @@ static void test_starved(ifl_model *m) {
 int main(void) {
     test_planner();
     test_measure();
-    char cfg[4096];
-    snprintf(cfg, sizeof cfg, "%s/config.json", TINY_MODEL_DIR);
-    if (access(cfg, R_OK) != 0) {
-        const char *ci = getenv("CI");
-        fprintf(stderr, "no tiny model at %s (build tiny_model)\n", TINY_MODEL_DIR);
-        if (!(ci && strcmp(ci, "true") == 0))
-            return check_finish("test_plan") ? 1 : 77;
-        CHECK(false);
-        return check_finish("test_plan");
-    }
+    int rc;
+    if (tiny_model_missing(TINY_MODEL_DIR, "test_plan", &rc))
+        return rc;
     ifl_model_opts o;
-    ifl_model_opts_default(&o);
-    o.load.device = ENG_DEVICE_CPU;
-    o.load.n_threads = 2;
-    o.no_cost = true;
-    eng_error err = {0};
-    ifl_model *m = ifl_model_open(TINY_MODEL_DIR, &o, &err);
-    if (!m)
-        fprintf(stderr, "%s\n", err.msg);
-    CHECK(m != NULL);
+    ifl_model *m = tiny_model_open(TINY_MODEL_DIR, &o);
     if (m) {
         test_pipeline(m);
         test_starved(m);

@@ -19,6 +19,7 @@
 #include "check.h"
 #include "infill.h"
 #include "kvstore.h"
+#include "tiny_model.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -410,26 +411,11 @@ static void test_worker(const char *dir, const ifl_model_opts *mo, ifl_model *re
 }
 
 int main(void) {
-    char cfg[4096];
-    snprintf(cfg, sizeof cfg, "%s/config.json", TINY_MODEL_DIR);
-    if (access(cfg, R_OK) != 0) {
-        const char *ci = getenv("CI");
-        fprintf(stderr, "no tiny model at %s (build tiny_model)\n", TINY_MODEL_DIR);
-        if (!(ci && strcmp(ci, "true") == 0))
-            return check_finish("test_prefill") ? 1 : 77;
-        CHECK(false);
-        return check_finish("test_prefill");
-    }
+    int rc;
+    if (tiny_model_missing(TINY_MODEL_DIR, "test_prefill", &rc))
+        return rc;
     ifl_model_opts o;
-    ifl_model_opts_default(&o);
-    o.load.device = ENG_DEVICE_CPU;
-    o.load.n_threads = 2;
-    o.no_cost = true;
-    eng_error err = {0};
-    ifl_model *m = ifl_model_open(TINY_MODEL_DIR, &o, &err);
-    if (!m)
-        fprintf(stderr, "%s\n", err.msg);
-    CHECK(m != NULL);
+    ifl_model *m = tiny_model_open(TINY_MODEL_DIR, &o);
     uint64_t t0 = base_now_ns();
     if (m) {
         test_exact(m);
