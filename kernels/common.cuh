@@ -57,6 +57,10 @@ base_status kcu__fail_msg(kcu_ctx *k, const char *file, int line, base_status st
             return kcu__fail_msg((k), __FILE__, __LINE__, (st), "precondition failed: " #cond);    \
     } while (0)
 
+/* kcu_embed of a block-type table (kernels/qgemm.cu). */
+base_status kcu__embed_blocks_launch(kcu_ctx *k, const void *table, kcu_dtype dt, int vocab, int d,
+                                     const int32_t *ids, int n, float *out);
+
 static inline unsigned kcu__blocks(size_t n, unsigned threads) {
     size_t b = (n + threads - 1) / threads;
     return (unsigned)(b > 65535u * 32u ? 65535u * 32u : b);

@@ -11,8 +11,10 @@ size_t kcu_dtype_size(kcu_dtype dt) {
         return 2;
     case KCU_FP8:
         return 1;
-    default:
+    case KCU_F32:
         return 4;
+    default:
+        return 0; /* block types */
     }
 }
 

@@ -9,6 +9,12 @@ kcu_dtype kcu_act_dtype(kcu_dtype weight_dtype) {
     case KCU_BF16:
     case KCU_FP8:
         return KCU_BF16;
+    case KCU_Q8_0:
+    case KCU_Q4_0:
+    case KCU_Q4_K:
+    case KCU_Q5_K:
+    case KCU_Q6_K:
+        return KCU_BF16; /* kernels/qgemm.cu */
     default:
         return KCU_F32;
     }
@@ -96,6 +102,8 @@ __global__ void kcu__fp8_dequant(const uint8_t *__restrict__ w, const float *__r
 
 base_status kcu_gemm(kcu_ctx *k, const kcu_weight *w, const void *x, int n, float *y, float beta,
                      void *scratch) {
+    if (w->n_parts > 0) /* quantised blocks: kernels/qgemm.cu */
+        return kcu_gemm_q(k, w, x, n, y, beta, scratch, KCU_GEMM_AUTO);
     KCU_REQUIRE(k, n >= 0 && w->rows > 0 && w->cols > 0, BASE_ERR_INVALID);
     if (n == 0)
         return BASE_OK;

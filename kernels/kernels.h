@@ -22,10 +22,30 @@
 extern "C" {
 #endif
 
-/* Storage types; values match eng_dtype for the first three. */
-typedef enum kcu_dtype { KCU_F32 = 0, KCU_F16, KCU_BF16, KCU_FP8 } kcu_dtype;
+/* Storage types; values match eng_dtype for the first three. The block types
+ * (ggml's layouts, kernels/qblock.h) are eng_dtype + 1 (kcu_dtype_of_eng). */
+typedef enum kcu_dtype {
+    KCU_F32 = 0,
+    KCU_F16,
+    KCU_BF16,
+    KCU_FP8,
+    KCU_Q8_0,
+    KCU_Q4_0,
+    KCU_Q4_K,
+    KCU_Q5_K,
+    KCU_Q6_K
+} kcu_dtype;
 
+/* Bytes of one element; 0 for the block types (see kcu_row_bytes). */
 size_t kcu_dtype_size(kcu_dtype dt);
+static inline bool kcu_dtype_is_block(kcu_dtype dt) { return dt >= KCU_Q8_0 && dt <= KCU_Q6_K; }
+/* Bytes of a row of `cols` elements (a whole number of blocks for block types;
+ * 0 when it is not). */
+size_t kcu_row_bytes(kcu_dtype dt, int64_t cols);
+/* The kcu_dtype of an eng_dtype value (F32/F16/BF16 and the block types). */
+static inline kcu_dtype kcu_dtype_of_eng(int eng_type) {
+    return eng_type <= 2 ? (kcu_dtype)eng_type : (kcu_dtype)(eng_type + 1);
+}
 
 /* ---- devices ------------------------------------------------------------- */
 
@@ -91,13 +111,27 @@ void kcu_graph_free(kcu_graph *g); /* NULL-safe */
 
 /* ---- weights and GEMM ---------------------------------------------------- */
 
+/* One row range of a stacked matrix, in its own storage type. */
+#define KCU_MAX_PARTS 4
+typedef struct kcu_part {
+    kcu_dtype dtype; /* a block type or BF16 */
+    int64_t rows;
+    void *data; /* dev, rows * kcu_row_bytes(dtype, cols) */
+} kcu_part;
+
 /* A device weight matrix [rows = out, cols = in]. FP8 matrices carry one fp32
- * scale per output row (W ≈ scale[r] * fp8[r, c]). */
+ * scale per output row (W ≈ scale[r] * fp8[r, c]). Quantised matrices
+ * (n_parts > 0) are stored as their GGUF blocks, as row ranges stacked in
+ * order, each in its own type (a Q4_K_M file has attn_q/attn_k in Q4_K and
+ * attn_v in Q6_K; a tensor whose width is not a whole number of blocks is
+ * BF16); dtype is then part[0]'s and data unused. */
 typedef struct kcu_weight {
     kcu_dtype dtype;
     int64_t rows, cols;
     void *data;   /* dev */
     float *scale; /* dev [rows], FP8 only */
+    int n_parts;
+    kcu_part part[KCU_MAX_PARTS];
 } kcu_weight;
 
 /* y[n, rows] = x[n, cols] · Wᵀ + beta · y, FP32 accumulation. x must be in the
@@ -109,6 +143,35 @@ typedef struct kcu_weight {
 base_status kcu_gemm(kcu_ctx *k, const kcu_weight *w, const void *x, int n, float *y, float beta,
                      void *scratch);
 kcu_dtype kcu_act_dtype(kcu_dtype weight_dtype);
+
+/* Quantised matrices (n_parts > 0; x BF16). For n <= KCU_Q_MAXN rows the x rows
+ * are quantised to int8 blocks of 32 (kq_quantize32: the CPU backend's
+ * quantiser, bit for bit) into `scratch`, and each block part runs a direct
+ * kernel that reads its blocks once: one warp per output feature, lanes over
+ * the 32-value sub-blocks, __dp4a integer dots with the per-block scales in
+ * fp32 (kq_vd: the CPU int8 kernels' terms, bit for bit; only the order of
+ * their sum differs). More rows dequantise each block part to BF16 into
+ * `scratch` and call cuBLAS. BF16 parts always call cuBLAS on their rows. */
+#define KCU_Q_MAXN 40
+typedef enum kcu_gemm_path {
+    KCU_GEMM_AUTO = 0,
+    KCU_GEMM_DIRECT,  /* the int8 kernel whatever n (n <= KCU_Q_MAXN) */
+    KCU_GEMM_SCRATCH, /* dequantise + cuBLAS whatever n */
+} kcu_gemm_path;
+base_status kcu_gemm_q(kcu_ctx *k, const kcu_weight *w, const void *x, int n, float *y, float beta,
+                       void *scratch, kcu_gemm_path path);
+/* Scratch bytes kcu_gemm needs for w (0 for unquantised, non-FP8 matrices). */
+size_t kcu_gemm_scratch_bytes(const kcu_weight *w);
+/* Dequantises n_values (a whole number of blocks) of block type dt to F32 or
+ * BF16: value for value what kq_dq gives on the host. */
+base_status kcu_dequant(kcu_ctx *k, const void *blocks, kcu_dtype dt, size_t n_values, void *out,
+                        kcu_dtype out_dt);
+/* x[n, cols] (F32/F16/BF16) -> n * cols / 32 int8 blocks (kq_q8a, 40 bytes each). */
+base_status kcu_quantize_act(kcu_ctx *k, const void *x, kcu_dtype x_dt, int n, int cols, void *out);
+/* Fills n_values of block type dt with random quants and fixed moderate scales
+ * (synthetic benchmark weights; values about +-0.03). */
+base_status kcu_fill_random_blocks(kcu_ctx *k, void *dev, kcu_dtype dt, size_t n_values,
+                                   uint64_t seed);
 
 /* Quantises a device matrix of type src_dt [rows, cols] to FP8 E4M3 with one
  * scale per row (absmax / 448). dst->data/scale must be allocated. */
@@ -124,7 +187,8 @@ base_status kcu_convert(kcu_ctx *k, const void *src, kcu_dtype src_dt, void *dst
 
 /* ---- elementwise / row ops ----------------------------------------------- */
 
-/* out[i, :] = table[ids[i], :] as fp32; ids outside [0, vocab) give zeros. */
+/* out[i, :] = table[ids[i], :] as fp32; ids outside [0, vocab) give zeros. A
+ * block-type table is decoded row by row (kq_dq, the CPU's values). */
 base_status kcu_embed(kcu_ctx *k, const void *table, kcu_dtype dt, int vocab, int d,
                       const int32_t *ids, int n, float *out);
 /* out[i, :] = (x[i, :] * r) * w with r = 1/sqrt(mean(x[i, :]^2) + eps) (sum in

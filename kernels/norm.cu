@@ -15,6 +15,8 @@ base_status kcu_embed(kcu_ctx *k, const void *table, kcu_dtype dt, int vocab, in
                       const int32_t *ids, int n, float *out) {
     if (n <= 0)
         return BASE_OK;
+    if (kcu_dtype_is_block(dt))
+        return kcu__embed_blocks_launch(k, table, dt, vocab, d, ids, n, out);
     kcu__embed<<<n, 256, 0, k->stream>>>(table, dt, vocab, d, ids, out);
     KCU_CHECK_LAUNCH(k);
     return BASE_OK;

@@ -57,14 +57,16 @@ typedef struct eng__cu_layer {
 struct eng_backend {
     eng_model_info info;
     kcu_ctx *k;
-    kcu_dtype wdt; /* matrix storage */
-    kcu_dtype adt; /* GEMM input type */
+    kcu_dtype wdt;  /* matrix storage (BF16 for the non-block tensors of a quantised file) */
+    bool quant;     /* a GGUF file with block-type matrices: stored as their blocks */
+    char qdesc[64]; /* quant: the storage types on the device, "Q4_K+Q6_K+BF16" */
+    kcu_dtype adt;  /* GEMM input type */
     eng__cu_layer *layers;
     void *embed; /* dev (vocab, d) in embed_dt */
     kcu_dtype embed_dt;
     float *norm;     /* dev (d) */
     kcu_weight head; /* (vocab, d); data == embed when tied and not FP8 */
-    size_t dq_bytes; /* FP8: per-context dequantisation scratch (largest matrix, BF16) */
+    size_t dq_bytes; /* FP8 / quant: per-context scratch (largest dequantised part, BF16) */
     uint64_t weight_bytes;
     size_t stage_bytes; /* conversion stage size (load time only) */
     bool synthetic;
@@ -76,7 +78,7 @@ struct eng_backend {
     bool cpu_failed;
     atomic_int steps; /* for INFILLD_CUDA_FAIL_AFTER */
     int fail_after;
-    char desc[256];
+    char desc[448]; /* fits di.name (128) and qdesc (64) */
 };
 
 typedef struct eng__cu_graph {
@@ -100,7 +102,7 @@ struct eng_bctx {
     eng_backend *be;
     eng_bctx *cpu;   /* CPU fallback context after a device loss */
     kcu_ctx *k;      /* own stream and cuBLAS handle: contexts may run on different threads */
-    void *dq;        /* dev FP8 dequantisation scratch (be->dq_bytes), NULL without FP8 */
+    void *dq;        /* dev FP8 / quant scratch (be->dq_bytes), NULL without them */
     float *att_part; /* dev split-key attention partials for short windows */
     int max_batch, max_len;
     float *kc, *vc; /* dev [n_layer][max_batch][max_len][n_kv*hd] */
@@ -160,6 +162,10 @@ static base_status eng__cu_weight_alloc(eng_backend *be, int64_t rows, int64_t c
 }
 
 static void eng__cu_weight_free(eng_backend *be, kcu_weight *w) {
+    for (int i = 0; i < w->n_parts; i++)
+        if (w->part[i].data != be->embed) /* a tied head shares the embedding's blocks */
+            kcu_free(be->k, w->part[i].data);
+    w->n_parts = 0;
     kcu_free(be->k, w->data);
     kcu_free(be->k, w->scale);
     w->data = NULL;
@@ -243,6 +249,155 @@ static base_status eng__cu_weight_fill(eng_backend *be, kcu_weight *w, const eng
     return st;
 }
 
+/* ---- quantised files: matrices as their GGUF blocks ---------------------------- */
+
+/* Device storage type of a tensor of a quantised file: its block type, else
+ * BF16 (a tensor llama.cpp left in F16/F32 because its width is not a whole
+ * number of blocks). */
+static kcu_dtype eng__cu_qstore(eng_dtype t) {
+    return eng__dtype_is_block(t) ? kcu_dtype_of_eng((int)t) : KCU_BF16;
+}
+
+static const char *eng__cu_qname(kcu_dtype t) {
+    static const char *const n[] = {"F32",  "F16",  "BF16", "FP8", "Q8_0",
+                                    "Q4_0", "Q4_K", "Q5_K", "Q6_K"};
+    return (unsigned)t < BASE_ARRAY_LEN(n) ? n[t] : "?";
+}
+
+/* Builds the stacked matrix w (rows = sum of rows[i], cols) from n_src tensors:
+ * consecutive sources of one storage type become one part (their blocks are
+ * contiguous rows), block sources are uploaded as they are, the others are
+ * converted to BF16 through the stage. Synthetic: random blocks / values. */
+static base_status eng__cu_qweight(eng_backend *be, kcu_weight *w, const eng_tensor *const *src,
+                                   const int64_t *rows, int n_src, int64_t cols, void **stagep,
+                                   uint64_t seed, eng_error *err) {
+    kcu_ctx *k = be->k;
+    memset(w, 0, sizeof *w);
+    w->cols = cols;
+    for (int i = 0; i < n_src; i++) {
+        const eng_tensor *t = src[i];
+        const char *name = t->name ? t->name : "tensor";
+        if (!be->synthetic && (t->rows != rows[i] || t->cols != cols || !t->data))
+            return eng__err(
+                err, BASE_ERR_MODEL, "cuda: %s: shape (%lld, %lld) where (%lld, %lld) is needed",
+                name, (long long)t->rows, (long long)t->cols, (long long)rows[i], (long long)cols);
+        const kcu_dtype st = eng__cu_qstore(t->dtype);
+        if (kcu_row_bytes(st, cols) == 0)
+            return eng__err(err, BASE_ERR_MODEL, "cuda: %s: %lld columns are not whole %s blocks",
+                            name, (long long)cols, eng__cu_qname(st));
+        if (w->n_parts == 0 || w->part[w->n_parts - 1].dtype != st) {
+            if (w->n_parts == KCU_MAX_PARTS)
+                return eng__err(err, BASE_ERR_MODEL, "cuda: %s: too many storage types", name);
+            w->part[w->n_parts].dtype = st;
+            w->n_parts++;
+        }
+        w->part[w->n_parts - 1].rows += rows[i];
+        w->rows += rows[i];
+    }
+    w->dtype = w->part[0].dtype;
+    for (int p = 0; p < w->n_parts; p++) {
+        size_t bytes = (size_t)w->part[p].rows * kcu_row_bytes(w->part[p].dtype, cols);
+        base_status st = kcu_malloc(k, bytes, &w->part[p].data);
+        if (st)
+            return st;
+        be->weight_bytes += bytes;
+    }
+    /* fill, source by source */
+    int p = 0;
+    int64_t prow = 0; /* rows of part p filled so far */
+    for (int i = 0; i < n_src; i++) {
+        const eng_tensor *t = src[i];
+        const kcu_dtype st = eng__cu_qstore(t->dtype);
+        if (prow == w->part[p].rows)
+            p++, prow = 0;
+        const size_t rb = kcu_row_bytes(st, cols), n = (size_t)rows[i] * (size_t)cols;
+        char *dst = (char *)w->part[p].data + (size_t)prow * rb;
+        base_status s2;
+        if (be->synthetic) {
+            s2 = kcu_dtype_is_block(st) ? kcu_fill_random_blocks(k, dst, st, n, seed + (uint64_t)i)
+                                        : kcu_fill_random(k, dst, st, n, 0.03f, seed + (uint64_t)i);
+        } else if (kcu_dtype_is_block(st) || t->dtype == ENG_BF16) {
+            s2 = kcu_upload(k, dst, t->data, (size_t)rows[i] * rb);
+        } else {
+            if (!*stagep && (s2 = kcu_malloc(k, be->stage_bytes, stagep)))
+                return s2;
+            const kcu_dtype sd = kcu_dtype_of_eng((int)t->dtype);
+            s2 = kcu_upload(k, *stagep, t->data, n * kcu_dtype_size(sd));
+            if (!s2)
+                s2 = kcu_convert(k, *stagep, sd, dst, KCU_BF16, n);
+            if (!s2) /* the stage is reused by the next source */
+                s2 = kcu_sync(k);
+        }
+        if (s2)
+            return s2;
+        prow += rows[i];
+    }
+    return BASE_OK;
+}
+
+/* Device bytes of the quantised weights (matrices in their storage types,
+ * embedding in its stored type, head unless it shares the embedding, norms
+ * and biases in f32), from the dimensions and the tensors' types. */
+static uint64_t eng__cu_qbytes(const eng_model_info *I, const eng_weights *w, bool synthetic) {
+    const int64_t d = I->d_model, hd = I->head_dim, q = (int64_t)I->n_head * hd;
+    const int64_t kv = (int64_t)I->n_kv_head * hd, ff = I->d_ff, V = I->vocab_size;
+    uint64_t total = 0;
+#define ENG__QB(t, r, c) ((uint64_t)(r)*kcu_row_bytes(eng__cu_qstore((t).dtype), (c)))
+    for (int l = 0; l < I->n_layer; l++) {
+        const eng_layer_w *L = &w->layers[l];
+        total += ENG__QB(L->wq, q, d) + ENG__QB(L->wk, kv, d) + ENG__QB(L->wv, kv, d) +
+                 ENG__QB(L->wo, d, q) + ENG__QB(L->w_gate, ff, d) + ENG__QB(L->w_up, ff, d) +
+                 ENG__QB(L->w_down, d, ff);
+        total += (uint64_t)(2 * d + (I->qkv_bias ? q + 2 * kv : 0)) * 4;
+    }
+    const kcu_dtype et = eng__dtype_is_block(w->embed.dtype) || synthetic
+                             ? eng__cu_qstore(w->embed.dtype)
+                             : kcu_dtype_of_eng((int)w->embed.dtype);
+    total += (uint64_t)V * kcu_row_bytes(et, d) + (uint64_t)d * 4;
+    bool tied = synthetic ? I->tied_head : w->lm_head.data == w->embed.data;
+    if (!tied || !(kcu_dtype_is_block(et) || et == KCU_BF16))
+        total += ENG__QB(tied ? w->embed : w->lm_head, V, d);
+#undef ENG__QB
+    return total;
+}
+
+/* Whether any matrix or the embedding of w is a block type. */
+static bool eng__cu_has_blocks(const eng_model_info *I, const eng_weights *w) {
+    bool b = eng__dtype_is_block(w->embed.dtype) || eng__dtype_is_block(w->lm_head.dtype);
+    for (int l = 0; l < I->n_layer && !b; l++) {
+        const eng_layer_w *L = &w->layers[l];
+        const eng_tensor *m[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+        for (size_t i = 0; i < BASE_ARRAY_LEN(m); i++)
+            b = b || eng__dtype_is_block(m[i]->dtype);
+    }
+    return b;
+}
+
+/* "Q4_K+Q6_K+BF16": the storage types of the device matrices and embedding. */
+static void eng__cu_qsummary(eng_backend *be) {
+    bool seen[KCU_Q6_K + 1] = {0};
+    seen[be->embed_dt] = true;
+    for (int l = 0; l < be->info.n_layer; l++) {
+        const kcu_weight *m[] = {&be->layers[l].wqkv, &be->layers[l].wo, &be->layers[l].wgu,
+                                 &be->layers[l].wdown};
+        for (size_t i = 0; i < BASE_ARRAY_LEN(m); i++)
+            for (int p = 0; p < m[i]->n_parts; p++)
+                seen[m[i]->part[p].dtype] = true;
+    }
+    for (int p = 0; p < be->head.n_parts; p++)
+        seen[be->head.part[p].dtype] = true;
+    char *o = be->qdesc;
+    size_t left = sizeof be->qdesc;
+    o[0] = '\0';
+    for (int t = KCU_Q6_K; t >= 0; t--)
+        if (seen[t]) {
+            int n = snprintf(o, left, "%s%s", o == be->qdesc ? "" : "+", eng__cu_qname(t));
+            if (n < 0 || (size_t)n >= left)
+                break;
+            o += n, left -= (size_t)n;
+        }
+}
+
 /* Uploads a 1-D tensor (or n zeros/ones when synthetic) as f32. */
 static base_status eng__cu_vec_f32(eng_backend *be, const eng_tensor *const *src, int n_src,
                                    int64_t n, float fill, float **out) {
@@ -306,14 +461,21 @@ static base_status eng__cu_upload_all(eng_backend *be, const eng_weights *w, eng
         const eng_tensor *qkv[3] = {&lw->wq, &lw->wk, &lw->wv};
         const eng_tensor *gu[2] = {&lw->w_gate, &lw->w_up};
         const eng_tensor *o1[1] = {&lw->wo}, *dn[1] = {&lw->w_down};
-        if ((st = eng__cu_weight_alloc(be, q + 2 * kv, d, &L->wqkv)) ||
-            (st = eng__cu_weight_fill(be, &L->wqkv, qkv, 3, &stage, seed + 1, err)) ||
-            (st = eng__cu_weight_alloc(be, d, q, &L->wo)) ||
-            (st = eng__cu_weight_fill(be, &L->wo, o1, 1, &stage, seed + 2, err)) ||
-            (st = eng__cu_weight_alloc(be, 2 * ff, d, &L->wgu)) ||
-            (st = eng__cu_weight_fill(be, &L->wgu, gu, 2, &stage, seed + 3, err)) ||
-            (st = eng__cu_weight_alloc(be, d, ff, &L->wdown)) ||
-            (st = eng__cu_weight_fill(be, &L->wdown, dn, 1, &stage, seed + 4, err)))
+        if (be->quant) {
+            const int64_t rq[3] = {q, kv, kv}, rgu[2] = {ff, ff}, rd[1] = {d};
+            if ((st = eng__cu_qweight(be, &L->wqkv, qkv, rq, 3, d, &stage, seed + 1, err)) ||
+                (st = eng__cu_qweight(be, &L->wo, o1, rd, 1, q, &stage, seed + 2, err)) ||
+                (st = eng__cu_qweight(be, &L->wgu, gu, rgu, 2, d, &stage, seed + 3, err)) ||
+                (st = eng__cu_qweight(be, &L->wdown, dn, rd, 1, ff, &stage, seed + 4, err)))
+                goto fail;
+        } else if ((st = eng__cu_weight_alloc(be, q + 2 * kv, d, &L->wqkv)) ||
+                   (st = eng__cu_weight_fill(be, &L->wqkv, qkv, 3, &stage, seed + 1, err)) ||
+                   (st = eng__cu_weight_alloc(be, d, q, &L->wo)) ||
+                   (st = eng__cu_weight_fill(be, &L->wo, o1, 1, &stage, seed + 2, err)) ||
+                   (st = eng__cu_weight_alloc(be, 2 * ff, d, &L->wgu)) ||
+                   (st = eng__cu_weight_fill(be, &L->wgu, gu, 2, &stage, seed + 3, err)) ||
+                   (st = eng__cu_weight_alloc(be, d, ff, &L->wdown)) ||
+                   (st = eng__cu_weight_fill(be, &L->wdown, dn, 1, &stage, seed + 4, err)))
             goto fail;
         const eng_tensor *an[1] = {&lw->attn_norm}, *fn[1] = {&lw->ffn_norm};
         if ((st = eng__cu_vec_f32(be, an, 1, d, 1.0f, &L->attn_norm)) ||
@@ -333,13 +495,27 @@ static base_status eng__cu_upload_all(eng_backend *be, const eng_weights *w, eng
     if ((st = eng__cu_vec_f32(be, nm, 1, d, 1.0f, &be->norm)))
         goto fail;
 
-    /* Embedding: kept in its stored type (F32/F16/BF16) for the gather. */
-    be->embed_dt =
-        be->synthetic ? (be->wdt == KCU_F32 ? KCU_F32 : KCU_BF16) : (kcu_dtype)w->embed.dtype;
-    size_t emb_bytes = (size_t)V * d * kcu_dtype_size(be->embed_dt);
+    /* Embedding: kept in its stored type (F32/F16/BF16, or its blocks in a
+     * quantised file, decoded row by row) for the gather. */
+    if (be->quant)
+        be->embed_dt =
+            be->synthetic ? eng__cu_qstore(w->embed.dtype) : kcu_dtype_of_eng((int)w->embed.dtype);
+    else
+        be->embed_dt =
+            be->synthetic ? (be->wdt == KCU_F32 ? KCU_F32 : KCU_BF16) : (kcu_dtype)w->embed.dtype;
+    size_t emb_bytes = (size_t)V * kcu_row_bytes(be->embed_dt, d);
+    if (emb_bytes == 0) {
+        st = eng__err(err, BASE_ERR_MODEL, "cuda: embedding rows of %lld are not whole blocks",
+                      (long long)d);
+        goto fail;
+    }
     if ((st = kcu_malloc(k, emb_bytes, &be->embed)))
         goto fail;
-    if (be->synthetic)
+    if (be->quant)
+        be->weight_bytes += emb_bytes;
+    if (be->synthetic && kcu_dtype_is_block(be->embed_dt))
+        st = kcu_fill_random_blocks(k, be->embed, be->embed_dt, (size_t)V * d, 0x5eedu);
+    else if (be->synthetic)
         st = kcu_fill_random(k, be->embed, be->embed_dt, (size_t)V * d, 0.03f, 0x5eedu);
     else if (w->embed.rows != V || w->embed.cols != d)
         st = eng__err(err, BASE_ERR_MODEL, "cuda: embedding shape mismatch");
@@ -350,7 +526,34 @@ static base_status eng__cu_upload_all(eng_backend *be, const eng_weights *w, eng
 
     /* LM head: shares the embedding when tied and the types agree. */
     bool tied = be->synthetic ? I->tied_head : (w->lm_head.data == w->embed.data);
-    if (tied && be->wdt != KCU_FP8 && be->embed_dt == be->wdt) {
+    if (be->quant) {
+        if (tied && (kcu_dtype_is_block(be->embed_dt) || be->embed_dt == KCU_BF16)) {
+            memset(&be->head, 0, sizeof be->head);
+            be->head.dtype = be->embed_dt;
+            be->head.rows = V;
+            be->head.cols = d;
+            be->head.n_parts = 1;
+            be->head.part[0] = (kcu_part){be->embed_dt, V, be->embed};
+        } else {
+            const eng_tensor *hs[1] = {tied ? &w->embed : &w->lm_head};
+            const int64_t rv[1] = {V};
+            if ((st = eng__cu_qweight(be, &be->head, hs, rv, 1, d, &stage, tied ? 0x5eedu : 0x4eadu,
+                                      err)))
+                goto fail;
+        }
+        /* scratch: the largest dequantised block part, or the int8 x blocks */
+        be->dq_bytes = kcu_gemm_scratch_bytes(&be->head);
+        for (int l = 0; l < I->n_layer; l++) {
+            const kcu_weight *m[] = {&be->layers[l].wqkv, &be->layers[l].wo, &be->layers[l].wgu,
+                                     &be->layers[l].wdown};
+            for (size_t i = 0; i < BASE_ARRAY_LEN(m); i++) {
+                size_t b = kcu_gemm_scratch_bytes(m[i]);
+                be->dq_bytes = b > be->dq_bytes ? b : be->dq_bytes;
+            }
+        }
+        be->weight_bytes +=
+            (uint64_t)I->n_layer * (2 * d + (I->qkv_bias ? q + 2 * kv : 0)) * 4 + (uint64_t)d * 4;
+    } else if (tied && be->wdt != KCU_FP8 && be->embed_dt == be->wdt) {
         be->head.dtype = be->wdt;
         be->head.rows = V;
         be->head.cols = d;
@@ -413,16 +616,21 @@ static eng_backend *eng__cu_init(const eng_weights *w, const eng_load_opts *opts
     be->fail_after = fa ? atoi(fa) : 0;
     be->synthetic = w->embed.data == NULL;
     eng_dtype src = I->dtype;
-    if (eng__cu_env_on("INFILLD_CUDA_FP8"))
+    /* A quantised file keeps its blocks (the rest in BF16); FP8 does not apply. */
+    be->quant = eng__cu_has_blocks(I, w);
+    if (be->quant)
+        be->wdt = KCU_BF16;
+    else if (eng__cu_env_on("INFILLD_CUDA_FP8"))
         be->wdt = KCU_FP8;
     else
         be->wdt = (kcu_dtype)src;
     be->adt = kcu_act_dtype(be->wdt);
 
     /* Budget: weights + a small context + 512 MiB for cuBLAS and the runtime. */
-    uint64_t need = eng__cuda_weight_bytes(I, (int)be->wdt) +
+    uint64_t need = (be->quant ? eng__cu_qbytes(I, w, be->synthetic)
+                               : eng__cuda_weight_bytes(I, (int)be->wdt)) +
                     eng__cuda_ctx_bytes(I, 1, 256, ENG__CU_HEAD_CHUNK) + (512ull << 20);
-    if (be->wdt == KCU_FP8) /* dequantisation scratch, about the LM head in BF16 */
+    if (be->wdt == KCU_FP8 || be->quant) /* dequantisation scratch, about the LM head in BF16 */
         need += (uint64_t)I->vocab_size * (uint64_t)I->d_model * 2;
     if (need > di.free_bytes) {
         eng__err(err, BASE_ERR_NOMEM,
@@ -441,11 +649,21 @@ static eng_backend *eng__cu_init(const eng_weights *w, const eng_load_opts *opts
         eng__cu_free(be);
         return NULL;
     }
-    be->weight_bytes = eng__cuda_weight_bytes(I, (int)be->wdt);
     static const char *const dtn[] = {"F32", "F16", "BF16", "FP8-E4M3"};
-    snprintf(be->desc, sizeof be->desc, "cuda (%s, sm_%d%d, %.1f GiB, %s weights%s)", di.name,
-             di.major, di.minor, (double)di.total_bytes / 1073741824.0, dtn[be->wdt],
-             be->synthetic ? ", synthetic" : "");
+    if (be->quant) {
+        /* weight_bytes was counted while uploading */
+        eng__cu_qsummary(be);
+        snprintf(be->desc, sizeof be->desc,
+                 "cuda (%s, sm_%d%d, %.1f GiB, GGUF blocks %s on the device: int8 dp4a for <= %d "
+                 "rows, BF16 dequant + cuBLAS above%s)",
+                 di.name, di.major, di.minor, (double)di.total_bytes / 1073741824.0, be->qdesc,
+                 KCU_Q_MAXN, be->synthetic ? ", synthetic" : "");
+    } else {
+        be->weight_bytes = eng__cuda_weight_bytes(I, (int)be->wdt);
+        snprintf(be->desc, sizeof be->desc, "cuda (%s, sm_%d%d, %.1f GiB, %s weights%s)", di.name,
+                 di.major, di.minor, (double)di.total_bytes / 1073741824.0, dtn[be->wdt],
+                 be->synthetic ? ", synthetic" : "");
+    }
     BASE_LOGI(ENG__CU_MOD, "%s: %.2f GiB of weights on the device", be->desc,
               (double)be->weight_bytes / 1073741824.0);
     return be;

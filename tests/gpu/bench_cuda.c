@@ -1,7 +1,8 @@
 /* bench_cuda: speed of the CUDA backend on synthetic weights of a named shape,
  * generated directly in device memory (no checkpoint file).
  *
- *   bench_cuda [--shape dream-7b|open-dcoder-0.5b|tiny] [--fp8] [--reps N] [--json FILE]
+ *   bench_cuda [--shape dream-7b|open-dcoder-0.5b|tiny] [--fp8] [--quant q8_0|q4_k_m]
+ *              [--reps N] [--json FILE]
  *   bench_cuda --probe     exit 0 when a GPU is usable, 77 when not
  *
  * Measures, in one run: device-to-device copy bandwidth; one hole-only step
@@ -9,7 +10,12 @@
  * p50 at a fixed 8 tokens per step (with and without a cached context);
  * tokens/s of a 256-token generation at 8 tokens per step with the context
  * cache; a batch of 8 candidates against 1; and with --fp8 the FP8 step time
- * and the logit error of FP8 against BF16 weights. Exits 77 without a GPU. */
+ * and the logit error of FP8 against BF16 weights; with --quant the hole step
+ * (33 rows: the direct int8 kernel) and a FULL step (1025 rows: dequantise +
+ * cuBLAS) on synthetic GGUF blocks of that type (q4_k_m: llama.cpp's mix, Q6_K
+ * for attn_v, ffn_down and the output matrix; a width that is not whole blocks
+ * stays 16-bit, as infilld convert writes it), against quantised bytes / copy
+ * bandwidth. Exits 77 without a GPU. */
 #define _POSIX_C_SOURCE 200809L
 #include "backend_cuda.h"
 #include "kernels.h"
@@ -87,13 +93,55 @@ static bool shape_info(const char *name, eng_model_info *in) {
     return true;
 }
 
-static int bench_open(bench *b, const eng_model_info *in, bool fp8, int max_batch, int max_len) {
+/* Storage type of a (rows, cols) matrix for --quant q, or BF16 when cols is not a
+ * whole number of its blocks. */
+static eng_dtype quant_type(const char *q, bool six, int64_t cols) {
+    eng_dtype t = !strcmp(q, "q8_0") ? ENG_Q8_0 : six ? ENG_Q6_K : ENG_Q4_K;
+    int qk = t == ENG_Q8_0 ? 32 : 256;
+    return cols % qk ? ENG_BF16 : t;
+}
+
+/* Sets the tensor types of a synthetic model for --quant and returns the bytes a
+ * hole step reads (every matrix and the LM head; the embedding rows are few). */
+static double quant_setup(bench *b, const char *q) {
+    const eng_model_info *in = &b->info;
+    const int64_t d = in->d_model, hd = in->head_dim, qd = (int64_t)in->n_head * hd;
+    const int64_t kv = (int64_t)in->n_kv_head * hd, ff = in->d_ff, V = in->vocab_size;
+    double bytes = 0;
+#define QB(t, r, c) ((double)(r) * (double)kcu_row_bytes(kcu_dtype_of_eng((int)(t)), (c)))
+    for (int l = 0; l < in->n_layer; l++) {
+        eng_layer_w *L = &b->layers[l];
+        L->wq.dtype = quant_type(q, false, d);
+        L->wk.dtype = quant_type(q, false, d);
+        L->wv.dtype = quant_type(q, true, d);
+        L->wo.dtype = quant_type(q, false, qd);
+        L->w_gate.dtype = quant_type(q, false, d);
+        L->w_up.dtype = quant_type(q, false, d);
+        L->w_down.dtype = quant_type(q, true, ff);
+        bytes += QB(L->wq.dtype, qd, d) + QB(L->wk.dtype, kv, d) + QB(L->wv.dtype, kv, d) +
+                 QB(L->wo.dtype, d, qd) + QB(L->w_gate.dtype, ff, d) + QB(L->w_up.dtype, ff, d) +
+                 QB(L->w_down.dtype, d, ff);
+    }
+    b->w.embed.dtype = quant_type(q, false, d);
+    b->w.lm_head.dtype = quant_type(q, true, d);
+    bytes += QB(in->tied_head ? b->w.embed.dtype : b->w.lm_head.dtype, V, d);
+#undef QB
+    return bytes;
+}
+
+static int bench_open(bench *b, const eng_model_info *in, bool fp8, int max_batch, int max_len,
+                      const char *quant, double *quant_bytes) {
     memset(b, 0, sizeof *b);
     b->info = *in;
     b->bi = eng_backend_cuda_get();
     b->layers = calloc((size_t)in->n_layer, sizeof *b->layers);
     b->w.info = &b->info;
     b->w.layers = b->layers; /* every data pointer NULL: synthetic weights */
+    if (quant) {
+        double qb = quant_setup(b, quant);
+        if (quant_bytes)
+            *quant_bytes = qb;
+    }
     if (fp8)
         setenv("INFILLD_CUDA_FP8", "1", 1);
     else
@@ -245,8 +293,31 @@ static double time_hole_step(bench *b, int n_seq, int reps) {
     return m;
 }
 
+/* A FULL step over the whole canvas (every row through every layer). */
+static double time_full_step(bench *b, int reps) {
+    int hs;
+    int len = make_canvas(b, 1, HOLE, &hs);
+    eng_batch batch = {1, len, b->tokens, NULL};
+    for (int i = 0; i < HOLE; i++)
+        b->pos[i] = hs + i;
+    eng_step_req r = req_for(b, ENG_STEP_FULL, 0, 0, HOLE);
+    double *t = malloc((size_t)reps * sizeof(double));
+    for (int i = 0; i < reps + 1; i++) {
+        uint64_t t0 = base_now_ns();
+        if (b->bi->step(b->c, &batch, &r, b->res) != BASE_OK) {
+            free(t);
+            return -1;
+        }
+        if (i >= 1)
+            t[i - 1] = base_ms_since(t0);
+    }
+    double m = median(t, reps);
+    free(t);
+    return m;
+}
+
 int main(int argc, char **argv) {
-    const char *shape = "dream-7b", *json = NULL;
+    const char *shape = "dream-7b", *json = NULL, *quant = NULL;
     bool fp8 = false, probe = false;
     int reps = 15;
     for (int i = 1; i < argc; i++) {
@@ -258,11 +329,14 @@ int main(int argc, char **argv) {
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--fp8"))
             fp8 = true;
+        else if (!strcmp(argv[i], "--quant") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "q8_0") || !strcmp(argv[i + 1], "q4_k_m")))
+            quant = argv[++i];
         else if (!strcmp(argv[i], "--probe"))
             probe = true;
         else {
             fprintf(stderr, "usage: bench_cuda [--shape dream-7b|open-dcoder-0.5b|tiny] [--fp8] "
-                            "[--reps N] [--json FILE] | --probe\n");
+                            "[--quant q8_0|q4_k_m] [--reps N] [--json FILE] | --probe\n");
             return 2;
         }
     }
@@ -298,7 +372,7 @@ int main(int argc, char **argv) {
 
     bench b;
     int max_len = 1 + CTX + GEN + 8;
-    if (bench_open(&b, &in, false, 8, max_len)) {
+    if (bench_open(&b, &in, false, 8, max_len, NULL, NULL)) {
         bench_close(&b);
         return 1;
     }
@@ -353,7 +427,7 @@ int main(int argc, char **argv) {
         base_status st = b.bi->forward(b.c, &batch, rows, HOLE, lb);
         bench_close(&b);
         bench f;
-        if (st == BASE_OK && bench_open(&f, &in, true, 1, max_len) == 0) {
+        if (st == BASE_OK && bench_open(&f, &in, true, 1, max_len, NULL, NULL) == 0) {
             fp8_step = time_hole_step(&f, 1, reps);
             make_canvas(&f, 1, HOLE, &hs);
             batch.tokens = f.tokens;
@@ -384,6 +458,26 @@ int main(int argc, char **argv) {
         bench_close(&b);
     }
 
+    /* Quantised GGUF blocks: the hole step and a FULL step against their bytes */
+    double q_bytes = -1, q_bound = -1, q_step = -1, q_full = -1;
+    if (quant) {
+        bench qb;
+        if (bench_open(&qb, &in, false, 1, max_len, quant, &q_bytes) == 0) {
+            q_bound = q_bytes / bw * 1e3;
+            q_step = time_hole_step(&qb, 1, reps);
+            q_full = time_full_step(&qb, reps);
+            printf("  %s hole step  %.2f ms (%.2f x BF16) against %.2f GB / %.0f GB/s = %.2f ms "
+                   "(%.2f x bound); FULL step of %d rows %.2f ms\n",
+                   quant, q_step, q_step / step1, q_bytes / 1e9, bw / 1e9, q_bound,
+                   q_step / q_bound, 1 + CTX + HOLE, q_full);
+        }
+        bench_close(&qb);
+        if (q_step < 0 || q_full < 0) {
+            fprintf(stderr, "bench_cuda: the %s run failed\n", quant);
+            return 1;
+        }
+    }
+
     if (json) {
         FILE *f = fopen(json, "w");
         if (!f) {
@@ -397,10 +491,13 @@ int main(int argc, char **argv) {
                 "%.3f, \"infill_p50_ms\": %.3f, \"infill_p50_cached_ms\": %.3f, "
                 "\"gen256_ms\": %.3f, \"gen256_tokens_per_s\": %.1f, "
                 "\"gen256_cached_tokens_per_s\": %.1f, \"fp8_hole_step_ms\": %.3f, "
-                "\"fp8_logit_nmse\": %.4e, \"fp8_argmax_agree\": %d}\n",
+                "\"fp8_logit_nmse\": %.4e, \"fp8_argmax_agree\": %d, \"quant\": \"%s\", "
+                "\"quant_weight_bytes\": %.0f, \"quant_bound_ms\": %.3f, "
+                "\"quant_hole_step_ms\": %.3f, \"quant_full_step_ms\": %.3f}\n",
                 shape, di.name, wbytes, bw / 1e9, bound_ms, step1, step1 / bound_ms, step8,
                 step8 / step1, e2e, e2e_cached, gen_ms, GEN / (gen_ms * 1e-3),
-                GEN / (gen_cached_ms * 1e-3), fp8_step, fp8_nmse, fp8_agree);
+                GEN / (gen_cached_ms * 1e-3), fp8_step, fp8_nmse, fp8_agree, quant ? quant : "",
+                q_bytes, q_bound, q_step, q_full);
         fclose(f);
     }
     return 0;

@@ -9,11 +9,14 @@
 #   env         nvidia-smi, nvcc, cmake, python versions
 #   binaries    the carried binaries if they reach the GPU (bench_cuda --probe),
 #               else a build from source here (tests/gpu/standalone, sm_90)
-#   gen-*       checkpoints: tiny Dream (BF16 and F32), tiny LLaDA, tiny
-#               Open-dCoder and the full Open-dCoder-0.5B shape (random weights)
-#   test_*      test_cuda_plan, test_gpu_kernels, test_gpu_parity (tiny, 0.5B);
+#   gen-*       checkpoints: tiny Dream (BF16 and F32, and GGUF Q8_0 / Q4_K_M),
+#               tiny LLaDA, tiny Open-dCoder and the full Open-dCoder-0.5B shape
+#               (random weights)
+#   test_*      test_cuda_plan, test_gpu_kernels, test_gpu_parity (tiny, GGUF
+#               quantised, 0.5B);
 #               parity-harness runs the parity harness CPU against CPU
-#   bench-*     bench_cuda on synthetic dream-7b (+ FP8) and open-dcoder-0.5b
+#   bench-*     bench_cuda on synthetic dream-7b (+ FP8, + Q4_K_M blocks) and
+#               open-dcoder-0.5b (+ Q8_0 blocks)
 #   serve-http-load  32 sessions against infilld serve-http, batching off/on
 #               (tests/gpu/serve_http_load.sh; 77 = the carried daemon does
 #               not load here, informational)
@@ -145,6 +148,11 @@ step gen-tiny-dream 120 gen tiny-dream --family dream "${TINY[@]}" --dtype bf16
 step gen-tiny-dream-f32 120 gen tiny-dream-f32 --family dream "${TINY[@]}" --dtype f32
 step gen-tiny-llada 120 gen tiny-llada --family llada "${TINY[@]}" --dtype bf16
 step gen-tiny-open-dcoder 120 gen tiny-open-dcoder --family open-dcoder "${TINY[@]}" --dtype bf16
+# GGUF Q8_0 and Q4_K_M files of one tiny Dream (widths of whole 256-blocks, so the
+# K-quants apply everywhere), for the CUDA quant path against the CPU's int8 path.
+step gen-tiny-dream-gguf 180 gen tiny-dream-q --family dream --layers 2 --hidden 256 --heads 4 \
+    --kv-heads 2 --head-dim 64 --ffn 512 --seed 3 --dtype bf16 \
+    --gguf "$M/tiny-dream-q/{type}.gguf" --gguf-type q8_0,q4_k_m
 step gen-open-dcoder-0.5b 240 gen open-dcoder-0.5b --family open-dcoder --layers 24 --hidden 896 \
     --heads 14 --kv-heads 2 --head-dim 64 --ffn 4864 --vocab 151936 --dtype bf16 --seed 1
 
@@ -154,9 +162,12 @@ step parity-harness 120 "$BIN/test_gpu_parity" --cpu-vs-cpu "$M/tiny-dream"
 step test_gpu_kernels 180 "$BIN/test_gpu_kernels"
 step test_gpu_parity_tiny 180 "$BIN/test_gpu_parity" "$M/tiny-dream-f32" "$M/tiny-dream" \
     "$M/tiny-llada" "$M/tiny-open-dcoder"
+step test_gpu_parity_quant 180 "$BIN/test_gpu_parity" "$M/tiny-dream-q/q8_0.gguf" \
+    "$M/tiny-dream-q/q4_k_m.gguf"
 step test_gpu_parity_0.5b 240 "$BIN/test_gpu_parity" "$M/open-dcoder-0.5b"
-step bench-dream-7b 240 "$BIN/bench_cuda" --shape dream-7b --fp8 --json "$OUT/bench-dream-7b.json"
-step bench-open-dcoder-0.5b 120 "$BIN/bench_cuda" --shape open-dcoder-0.5b \
+step bench-dream-7b 300 "$BIN/bench_cuda" --shape dream-7b --fp8 --quant q4_k_m \
+    --json "$OUT/bench-dream-7b.json"
+step bench-open-dcoder-0.5b 120 "$BIN/bench_cuda" --shape open-dcoder-0.5b --quant q8_0 \
     --json "$OUT/bench-open-dcoder-0.5b.json"
 # serve-http under load (issue 16): 32 sessions, batching off vs on, the 0.5B
 # shape on the GPU (where a batch of 8 rows should cost about one row); a dry

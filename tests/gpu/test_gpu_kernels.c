@@ -5,8 +5,10 @@
  * references see exactly the values the kernels saw. Exits 77 (skipped) when
  * no CUDA device is usable. */
 #include "check.h"
+#include "cpu_impl.h"
 #include "engine.h"
 #include "kernels.h"
+#include "qblock.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -433,7 +435,10 @@ static void test_gemm(void) {
             int n = ns[k];
             float *w = host_randn((size_t)rows * cols, 0.05f), *x = host_randn((size_t)n * cols, 1);
             float *y0 = host_randn((size_t)n * rows, 1.0f);
-            kcu_weight W = {dts[t], rows, cols, dev_rounded(w, (size_t)rows * cols, dts[t]), NULL};
+            kcu_weight W = {.dtype = dts[t],
+                            .rows = rows,
+                            .cols = cols,
+                            .data = dev_rounded(w, (size_t)rows * cols, dts[t])};
             void *dx = dev_rounded(x, (size_t)n * cols, kcu_act_dtype(dts[t]));
             float *dy = dev_f32(y0, (size_t)n * rows), *y = malloc((size_t)n * rows * 4);
             double *ref = malloc((size_t)n * rows * sizeof(double));
@@ -471,7 +476,11 @@ static void test_fp8(void) {
         for (int c = 0; c < cols; c++)
             w[c] *= 20.0f; /* one row with a much larger range: per-row scales matter */
         void *wb = dev_rounded(w, (size_t)rows * cols, KCU_BF16);
-        kcu_weight W = {KCU_FP8, rows, cols, dev_alloc((size_t)rows * cols), dev_alloc(rows * 4)};
+        kcu_weight W = {.dtype = KCU_FP8,
+                        .rows = rows,
+                        .cols = cols,
+                        .data = dev_alloc((size_t)rows * cols),
+                        .scale = dev_alloc(rows * 4)};
         CHECK_EQ_I(kcu_quantize_fp8(K, wb, KCU_BF16, rows, cols, &W), BASE_OK);
         /* dequantised weights on the host */
         float *dq = malloc((size_t)rows * cols * 4), *sc = malloc(rows * 4);
@@ -517,6 +526,297 @@ static void test_fp8(void) {
         free(sc);
         free(wref);
     }
+}
+
+/* ---- quantised GGUF blocks (kernels/qgemm.cu) ------------------------------------------ */
+
+/* Random well-formed blocks of type t (random bytes, moderate f16 scales), on the host. */
+static void q_random_blocks(int t, uint8_t *w, size_t n_blocks) {
+    const int bs = kq_block_bytes(t);
+    for (size_t b = 0; b < n_blocks; b++) {
+        uint8_t *p = w + b * (size_t)bs;
+        for (int i = 0; i < bs; i++)
+            p[i] = (uint8_t)(urand() * 256.0);
+        const uint16_t d = (uint16_t)(0x1800 + (int)(urand() * 2048.0));
+        const uint16_t dm = (uint16_t)(0x1400 + (int)(urand() * 2048.0));
+        if (t == KQ_Q6_K) {
+            p[208] = (uint8_t)d, p[209] = (uint8_t)(d >> 8);
+        } else {
+            p[0] = (uint8_t)d, p[1] = (uint8_t)(d >> 8);
+            if (t == KQ_Q4_K || t == KQ_Q5_K)
+                p[2] = (uint8_t)dm, p[3] = (uint8_t)(dm >> 8);
+        }
+    }
+}
+
+static uint32_t q_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* |min| of the sub-block holding value j of a Q4_K/Q5_K block (dmin * m), else 0:
+ * the part of a weight that cancels in d*sc*n - dmin*m (the bound's magnitudes). */
+static double q_min_part(int t, const uint8_t *blk, int j) {
+    if (t != KQ_Q4_K && t != KQ_Q5_K)
+        return 0.0;
+    int sc, m;
+    kq_scale_min_k4(j / 32, blk + 4, &sc, &m);
+    return fabs((double)kq_h(blk + 2) * m);
+}
+
+/* One type: the dequantise kernel against kq_dq (F32 and BF16 bit for bit), the
+ * activation quantiser against the CPU's, the embedding gather, and both GEMM paths
+ * against the CPU backend's int8 kernel (eng__qgemm_portable) within derived bounds:
+ *
+ * direct (n <= KCU_Q_MAXN): the device adds the same fp32 terms kq_vd as the CPU
+ *   (test_qblock checks the terms bit for bit on the host; the x blocks are checked
+ *   equal here), in another order: |gpu - cpu| <= 2 g_n S, n = sub-blocks per row,
+ *   g_n = n u / (1 - n u), u = 2^-24, S = sum |term| (both sums are within g_n S of
+ *   the exact sum of the terms).
+ * scratch (dequantise to BF16 + cuBLAS): against the exact sum E = sum_k w_k x_k of
+ *   the decoded weights w_k and the (BF16-exact) inputs x_k, the device is off by at
+ *   most sum |bf16(w_k) - w_k| |x_k| (the weight rounding, exact from the data) plus
+ *   2 g_K sum |bf16(w_k) x_k| (fp32 accumulation of exact BF16 products in any
+ *   order; the factor 2 allows tensor-core accumulation that truncates); the CPU is
+ *   off by sum |w_k| |x_k - a_k| (the int8 activation a_k = d q_k, exact from the
+ *   data) plus 8 u sum M_k (|x_k| + |a_k|) (the 4 roundings of a term's scale
+ *   products and the 3 of the decoded weight, each relative to M_k = |w_k| +
+ *   2 |dmin m| since d*sc*n and dmin*m can cancel) plus g_n S. */
+static void quant_case(int t, int rows, int cols) {
+    const int qk = kq_block_values(t), bs = kq_block_bytes(t), nsub = cols / 32;
+    const size_t rb = (size_t)cols / qk * bs, nval = (size_t)rows * cols;
+    const char *tn = eng_dtype_name((eng_dtype)(t - 1));
+    uint8_t *hw = malloc(rows * rb);
+    q_random_blocks(t, hw, (size_t)rows * cols / qk);
+    float *wf = malloc(nval * 4);
+    for (size_t i = 0; i < nval; i++)
+        wf[i] = kq_dq(t, hw + (i / cols) * rb + (i % cols) / qk * bs, (int)((i % cols) % qk));
+    void *dw = dev_alloc(rows * rb);
+    CHECK_EQ_I(kcu_upload(K, dw, hw, rows * rb), BASE_OK);
+
+    /* dequantisation, F32 and BF16 */
+    float *df = dev_alloc(nval * 4), *got = malloc(nval * 4);
+    CHECK_EQ_I(kcu_dequant(K, dw, (kcu_dtype)t, nval, df, KCU_F32), BASE_OK);
+    get_f32(got, df, nval);
+    int bad = 0;
+    for (size_t i = 0; i < nval; i++)
+        bad += q_bits(got[i]) != q_bits(wf[i]);
+    uint16_t *gb = malloc(nval * 2);
+    CHECK_EQ_I(kcu_dequant(K, dw, (kcu_dtype)t, nval, df, KCU_BF16), BASE_OK);
+    CHECK_EQ_I(kcu_download(K, gb, df, nval * 2), BASE_OK);
+    int bad16 = 0;
+    for (size_t i = 0; i < nval; i++)
+        bad16 += gb[i] != kq_bf16(wf[i]);
+    fprintf(stderr, "  %s dequant: %d/%zu F32 and %d/%zu BF16 values differ from kq_dq\n", tn, bad,
+            nval, bad16, nval);
+    CHECK_EQ_I(bad, 0);
+    CHECK_EQ_I(bad16, 0);
+
+    /* embedding gather of a block table (rows as vocabulary) */
+    int32_t ids[5] = {0, rows - 1, 3, -1, rows};
+    int32_t *dids = dev_alloc(sizeof ids);
+    CHECK_EQ_I(kcu_upload(K, dids, ids, sizeof ids), BASE_OK);
+    CHECK_EQ_I(kcu_embed(K, dw, (kcu_dtype)t, rows, cols, dids, 5, df), BASE_OK);
+    get_f32(got, df, (size_t)5 * cols);
+    int bad_e = 0;
+    for (int r = 0; r < 5; r++)
+        for (int c = 0; c < cols; c++) {
+            const float want = ids[r] >= 0 && ids[r] < rows ? wf[(size_t)ids[r] * cols + c] : 0;
+            bad_e += q_bits(got[(size_t)r * cols + c]) != q_bits(want);
+        }
+    CHECK_EQ_I(bad_e, 0);
+    kcu_free(K, dids);
+
+    kcu_weight W = {0};
+    W.dtype = (kcu_dtype)t;
+    W.rows = rows;
+    W.cols = cols;
+    W.n_parts = 1;
+    W.part[0] = (kcu_part){(kcu_dtype)t, rows, dw};
+    void *scratch = dev_alloc(kcu_gemm_scratch_bytes(&W) > (size_t)64 * nsub * sizeof(kq_q8a)
+                                  ? kcu_gemm_scratch_bytes(&W)
+                                  : (size_t)64 * nsub * sizeof(kq_q8a));
+    const int ns[4] = {1, 7, 33, KCU_Q_MAXN};
+    for (int pass = 0; pass < 2; pass++)
+        for (int kk = 0; kk < 4; kk++) {
+            const int n = pass ? (kk == 3 ? 64 : ns[kk]) : ns[kk];
+            const kcu_gemm_path path = pass ? KCU_GEMM_SCRATCH : KCU_GEMM_DIRECT;
+            float *x = host_randn((size_t)n * cols, 1.0f);
+            void *dx = dev_rounded(x, (size_t)n * cols, KCU_BF16); /* x now BF16-exact */
+            eng__q8a *xa = malloc((size_t)n * nsub * sizeof *xa);
+            eng__quantize_act_c(x, n * cols, xa);
+            if (!pass) { /* the device's x blocks are the CPU's */
+                void *dq = dev_alloc((size_t)n * nsub * sizeof(kq_q8a));
+                kq_q8a *hq = malloc((size_t)n * nsub * sizeof *hq);
+                CHECK_EQ_I(kcu_quantize_act(K, dx, KCU_BF16, n, cols, dq), BASE_OK);
+                CHECK_EQ_I(kcu_download(K, hq, dq, (size_t)n * nsub * sizeof *hq), BASE_OK);
+                CHECK(memcmp(hq, xa, (size_t)n * nsub * sizeof *hq) == 0);
+                kcu_free(K, dq);
+                free(hq);
+            }
+            float *ycpu = malloc((size_t)n * rows * 4), *y = malloc((size_t)n * rows * 4);
+            eng__qgemm_portable((eng_dtype)(t - 1), hw, rb, xa, nsub, ycpu, rows, n, rows, cols,
+                                false);
+            float *dy = dev_alloc((size_t)n * rows * 4);
+            CHECK_EQ_I(kcu_gemm_q(K, &W, dx, n, dy, 0.0f, scratch, path), BASE_OK);
+            get_f32(y, dy, (size_t)n * rows);
+            const double u = 0x1p-24, gn = nsub * u / (1 - nsub * u);
+            const double gK = cols * u / (1 - cols * u);
+            int over = 0, nonfinite = 0;
+            double worst = 0;
+            for (int i = 0; i < n; i++)
+                for (int r = 0; r < rows; r++) {
+                    const uint8_t *wr = hw + (size_t)r * rb;
+                    const kq_q8a *a = (const kq_q8a *)(xa + (size_t)i * nsub);
+                    double S = 0;
+                    for (int j = 0; j < nsub; j++)
+                        S += fabs(kq_vd(t, wr + (size_t)(j / (qk / 32)) * bs, j % (qk / 32), &a[j],
+                                        0.0f));
+                    double bound = 2 * gn * S;
+                    if (pass) {
+                        double ew = 0, eb = 0, ea = 0, em = 0;
+                        for (int c = 0; c < cols; c++) {
+                            const float wv = wf[(size_t)r * cols + c], xv = x[(size_t)i * cols + c];
+                            const uint16_t b16 = kq_bf16(wv);
+                            uint32_t bu = (uint32_t)b16 << 16;
+                            float bw;
+                            memcpy(&bw, &bu, 4);
+                            const double av = (double)a[c / 32].d * a[c / 32].q[c % 32];
+                            const double M =
+                                fabs(wv) + 2 * q_min_part(t, wr + (size_t)(c / qk) * bs, c % qk);
+                            ew += fabs((double)bw - wv) * fabs(xv);
+                            eb += fabs((double)bw * xv);
+                            ea += fabs(wv) * fabs(xv - av);
+                            em += M * (fabs(xv) + fabs(av));
+                        }
+                        bound = ew + 2 * gK * eb + ea + 8 * u * em + gn * S;
+                    }
+                    const double yv = y[(size_t)i * rows + r], yc = ycpu[(size_t)i * rows + r];
+                    nonfinite += !isfinite(yv);
+                    const double e = fabs(yv - yc);
+                    over += !(e <= bound);
+                    if (bound > 0 && e / bound > worst)
+                        worst = e / bound;
+                }
+            fprintf(stderr, "  %s gemm %s n=%d: %d/%d outputs over the bound, worst %.3f of it\n",
+                    tn, pass ? "scratch+cuBLAS" : "direct int8", n, over, n * rows, worst);
+            CHECK_EQ_I(over, 0);
+            CHECK_EQ_I(nonfinite, 0);
+            kcu_free(K, dx);
+            kcu_free(K, dy);
+            free(x);
+            free(xa);
+            free(y);
+            free(ycpu);
+        }
+    kcu_free(K, scratch);
+    kcu_free(K, df);
+    kcu_free(K, dw);
+    free(hw);
+    free(wf);
+    free(got);
+    free(gb);
+}
+
+/* A stacked matrix of three parts (Q4_K rows, Q6_K rows, BF16 rows, as q/k/v of a
+ * Q4_K_M file with a BF16 fallback) on both paths, with beta = 1: each row range
+ * against its own single-part GEMM (already checked above), which the stacked call
+ * must reproduce exactly (same kernels, same inputs, row offset and stride only). */
+static void quant_parts(void) {
+    const int cols = 512, r0 = 64, r1 = 32, r2 = 24, rows = r0 + r1 + r2;
+    uint8_t *h0 = malloc((size_t)r0 * cols / 256 * 144),
+            *h1 = malloc((size_t)r1 * cols / 256 * 210);
+    q_random_blocks(KQ_Q4_K, h0, (size_t)r0 * cols / 256);
+    q_random_blocks(KQ_Q6_K, h1, (size_t)r1 * cols / 256);
+    float *w2 = host_randn((size_t)r2 * cols, 0.05f);
+    kcu_weight W = {0};
+    W.dtype = KCU_Q4_K;
+    W.rows = rows;
+    W.cols = cols;
+    W.n_parts = 3;
+    W.part[0] = (kcu_part){KCU_Q4_K, r0, dev_alloc((size_t)r0 * cols / 256 * 144)};
+    W.part[1] = (kcu_part){KCU_Q6_K, r1, dev_alloc((size_t)r1 * cols / 256 * 210)};
+    W.part[2] = (kcu_part){KCU_BF16, r2, dev_rounded(w2, (size_t)r2 * cols, KCU_BF16)};
+    CHECK_EQ_I(kcu_upload(K, W.part[0].data, h0, (size_t)r0 * cols / 256 * 144), BASE_OK);
+    CHECK_EQ_I(kcu_upload(K, W.part[1].data, h1, (size_t)r1 * cols / 256 * 210), BASE_OK);
+    void *scratch = dev_alloc(kcu_gemm_scratch_bytes(&W));
+    const int ns[2] = {9, 57};
+    for (int k = 0; k < 2; k++) {
+        const int n = ns[k];
+        float *x = host_randn((size_t)n * cols, 1.0f), *y0 = host_randn((size_t)n * rows, 1.0f);
+        void *dx = dev_rounded(x, (size_t)n * cols, KCU_BF16);
+        float *dy = dev_f32(y0, (size_t)n * rows), *y = malloc((size_t)n * rows * 4);
+        CHECK_EQ_I(kcu_gemm(K, &W, dx, n, dy, 1.0f, scratch), BASE_OK);
+        get_f32(y, dy, (size_t)n * rows);
+        int bad = 0;
+        for (int p = 0; p < 3; p++) {
+            kcu_weight S = {0};
+            S.dtype = W.part[p].dtype;
+            S.rows = W.part[p].rows;
+            S.cols = cols;
+            S.n_parts = 1;
+            S.part[0] = W.part[p];
+            const int off = p == 0 ? 0 : p == 1 ? r0 : r0 + r1;
+            float *hs = malloc((size_t)n * S.rows * 4);
+            for (int i = 0; i < n; i++)
+                memcpy(hs + (size_t)i * S.rows, y0 + (size_t)i * rows + off, (size_t)S.rows * 4);
+            float *ds = dev_f32(hs, (size_t)n * S.rows);
+            CHECK_EQ_I(kcu_gemm(K, &S, dx, n, ds, 1.0f, scratch), BASE_OK);
+            get_f32(hs, ds, (size_t)n * S.rows);
+            for (int i = 0; i < n; i++)
+                for (int r = 0; r < S.rows; r++)
+                    bad +=
+                        q_bits(hs[(size_t)i * S.rows + r]) != q_bits(y[(size_t)i * rows + off + r]);
+            kcu_free(K, ds);
+            free(hs);
+        }
+        fprintf(stderr, "  stacked Q4_K+Q6_K+BF16 parts n=%d: %d outputs differ from the parts\n",
+                n, bad);
+        CHECK_EQ_I(bad, 0);
+        kcu_free(K, dx);
+        kcu_free(K, dy);
+        free(x);
+        free(y0);
+        free(y);
+    }
+    for (int p = 0; p < 3; p++)
+        kcu_free(K, W.part[p].data);
+    kcu_free(K, scratch);
+    free(h0);
+    free(h1);
+    free(w2);
+}
+
+/* Synthetic blocks (bench_cuda) decode to finite values of about +-0.03. */
+static void quant_fill(void) {
+    for (int t = KQ_Q8_0; t <= KQ_Q6_K; t++) {
+        const size_t n = 4096;
+        void *d = dev_alloc(n / kq_block_values(t) * kq_block_bytes(t));
+        float *df = dev_alloc(n * 4), *h = malloc(n * 4);
+        CHECK_EQ_I(kcu_fill_random_blocks(K, d, (kcu_dtype)t, n, 42), BASE_OK);
+        CHECK_EQ_I(kcu_dequant(K, d, (kcu_dtype)t, n, df, KCU_F32), BASE_OK);
+        get_f32(h, df, n);
+        double amax = 0;
+        int nf = 0;
+        for (size_t i = 0; i < n; i++) {
+            nf += !isfinite(h[i]);
+            amax = fabs(h[i]) > amax ? fabs(h[i]) : amax;
+        }
+        CHECK_EQ_I(nf, 0);
+        CHECK(amax > 0.005 && amax < 0.1);
+        kcu_free(K, d);
+        kcu_free(K, df);
+        free(h);
+    }
+}
+
+static void test_quant(void) {
+    for (int t = KQ_Q8_0; t <= KQ_Q6_K; t++)
+        quant_case(t, 96, 1024);
+    quant_case(KQ_Q4_K, 40, 3584); /* a 7B row width: 112 sub-blocks, lanes uneven */
+    quant_parts();
+    quant_fill();
 }
 
 static void test_fill_random(void) {
@@ -862,6 +1162,7 @@ int main(void) {
     test_attention();
     test_gemm();
     test_fp8();
+    test_quant();
     test_fill_random();
     test_vocab();
     test_graph();
