@@ -22,6 +22,7 @@ struct kcu_ctx {
     size_t workspace_bytes;
     cudaEvent_t t0, t1; /* timer marks */
     bool lost;          /* a sticky error happened: the context is unusable */
+    int qdirect_max;    /* quantised GEMMs: rows up to which the direct int8 kernel runs */
     char err[512];
 };
 

@@ -110,6 +110,7 @@ kcu_ctx *kcu_ctx_new(int device, char *err, size_t err_len) {
         return NULL;
     }
     k->device = device;
+    k->qdirect_max = KCU_Q_MAXN;
     cudaError_t e = cudaSetDevice(device);
     if (e == cudaSuccess)
         e = cudaStreamCreateWithFlags(&k->stream, cudaStreamNonBlocking);

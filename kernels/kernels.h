@@ -144,20 +144,23 @@ base_status kcu_gemm(kcu_ctx *k, const kcu_weight *w, const void *x, int n, floa
                      void *scratch);
 kcu_dtype kcu_act_dtype(kcu_dtype weight_dtype);
 
-/* Quantised matrices (n_parts > 0; x BF16). For n <= KCU_Q_MAXN rows the x rows
- * are quantised to int8 blocks of 32 (kq_quantize32: the CPU backend's
- * quantiser, bit for bit) into `scratch`, and each block part runs a direct
- * kernel that reads its blocks once: one warp per output feature, lanes over
- * the 32-value sub-blocks, __dp4a integer dots with the per-block scales in
- * fp32 (kq_vd: the CPU int8 kernels' terms, bit for bit; only the order of
- * their sum differs). More rows dequantise each block part to BF16 into
- * `scratch` and call cuBLAS. BF16 parts always call cuBLAS on their rows. */
+/* Quantised matrices (n_parts > 0; x BF16). Up to kcu_ctx_set_qdirect rows
+ * (default KCU_Q_MAXN) the x rows are quantised to int8 blocks of 32
+ * (kq_quantize32: the CPU backend's quantiser, bit for bit) into `scratch`, and
+ * each block part runs a direct kernel that reads its blocks once per chunk of
+ * KCU_Q_MAXN rows: one warp per output feature, lanes over the 32-value
+ * sub-blocks, __dp4a integer dots with the per-block scales in fp32 (kq_vd: the
+ * CPU int8 kernels' terms, bit for bit; only the order of their sum differs).
+ * More rows dequantise each block part to BF16 into `scratch` and call cuBLAS.
+ * BF16 parts always call cuBLAS on their rows. */
 #define KCU_Q_MAXN 40
 typedef enum kcu_gemm_path {
     KCU_GEMM_AUTO = 0,
-    KCU_GEMM_DIRECT,  /* the int8 kernel whatever n (n <= KCU_Q_MAXN) */
+    KCU_GEMM_DIRECT,  /* the int8 kernel whatever n (chunks of KCU_Q_MAXN rows) */
     KCU_GEMM_SCRATCH, /* dequantise + cuBLAS whatever n */
 } kcu_gemm_path;
+/* Rows up to which KCU_GEMM_AUTO takes the direct kernel (0: never). */
+void kcu_ctx_set_qdirect(kcu_ctx *k, int max_rows);
 base_status kcu_gemm_q(kcu_ctx *k, const kcu_weight *w, const void *x, int n, float *y, float beta,
                        void *scratch, kcu_gemm_path path);
 /* Scratch bytes kcu_gemm needs for w (0 for unquantised, non-FP8 matrices). */

@@ -2,20 +2,21 @@
  * blocks on the device. The bit-level work is kernels/qblock.h, shared with a
  * host test (tests/engine/test_qblock.c); this file only maps it onto threads.
  *
- * Few rows (hole steps, n <= KCU_Q_MAXN): the x rows are quantised to int8
- * blocks of 32, then one warp per output feature walks the row's 32-value
- * sub-blocks (lane l takes l, l + 32, ...) and adds kq_vd's term for every x
- * row into a register accumulator; a butterfly sums the lanes. The weight
- * bytes are read once, by one warp, and the x blocks (n * cols * 1.25 bytes)
- * stay in L1/L2. Chosen over dequantise-in-registers + fp32 FMA because
- * (1) __dp4a does four multiply-adds per instruction, where a hole step of
- * 33 rows is bound by multiplies rather than by the weight read (4.7 GB at
- * ~4.8 TB/s is ~1 ms; 33 x 7e9 fp32 FMAs is several ms), and the integers
- * need no per-value conversion to float; (2) it computes the CPU backend's
- * int8 terms exactly (same activation quantiser, exact integer sums, the
- * same fp32 scale products), so the GPU result differs from the CPU's only
- * by the order of the fp32 sum over sub-blocks, which is a bound that can
- * be derived and tested (test_gpu_kernels).
+ * Few rows (hole steps, n <= the context's qdirect_max, default KCU_Q_MAXN):
+ * the x rows are quantised to int8 blocks of 32, then one warp per output
+ * feature walks the row's 32-value sub-blocks (lane l takes l, l + 32, ...) and
+ * adds kq_vd's term for every x row (chunks of KCU_Q_MAXN) into a register
+ * accumulator; a butterfly sums the lanes. The weight bytes are read once per
+ * chunk, by one warp, and the x blocks (n * cols * 1.25 bytes) stay in L1/L2.
+ * Chosen over dequantise-in-registers + fp32 FMA because (1) __dp4a does four
+ * multiply-adds per instruction (about twice the fp32 FMA rate) with no
+ * per-value conversion to float, and a 33-row step is bound by multiplies,
+ * not by the weight read; (2) it computes the CPU backend's int8 terms
+ * exactly (same activation quantiser, exact integer sums, the same fp32 scale
+ * products), so the GPU result differs from the CPU's only by the order of
+ * the fp32 sum over sub-blocks, a bound that can be derived and tested
+ * (test_gpu_kernels). Int8 tensor-core MMA (llama.cpp's mmq) would be faster
+ * for 8-64 rows; it is not written since it could not be run.
  *
  * Many rows (full forwards): each block part is dequantised to BF16 into the
  * context's scratch (one thread per value) and multiplied by cuBLAS, as the
@@ -225,6 +226,8 @@ static base_status kcu__blas_bf16(kcu_ctx *k, const void *a, int rows, int cols,
     return BASE_OK;
 }
 
+void kcu_ctx_set_qdirect(kcu_ctx *k, int max_rows) { k->qdirect_max = max_rows < 0 ? 0 : max_rows; }
+
 base_status kcu_gemm_q(kcu_ctx *k, const kcu_weight *w, const void *x, int n, float *y, float beta,
                        void *scratch, kcu_gemm_path path) {
     KCU_REQUIRE(k, n >= 0 && w->rows > 0 && w->cols > 0 && w->n_parts > 0, BASE_ERR_INVALID);
@@ -235,37 +238,49 @@ base_status kcu_gemm_q(kcu_ctx *k, const kcu_weight *w, const void *x, int n, fl
     bool blocks = false;
     for (int i = 0; i < w->n_parts; i++)
         blocks |= kcu_dtype_is_block(w->part[i].dtype);
-    const bool direct = path == KCU_GEMM_DIRECT || (path == KCU_GEMM_AUTO && n <= KCU_Q_MAXN);
-    KCU_REQUIRE(k, !direct || n <= KCU_Q_MAXN, BASE_ERR_INVALID);
+    const bool direct = path == KCU_GEMM_DIRECT || (path == KCU_GEMM_AUTO && n <= k->qdirect_max);
     KCU_REQUIRE(k, !blocks || scratch != NULL, BASE_ERR_INVALID);
     const int nsub = cols / 32;
     base_status st;
-    if (blocks && direct &&
-        (st = kcu_quantize_act(k, x, KCU_BF16, n, cols, scratch))) /* once for every part */
-        return st;
+    /* BF16 parts (and, on the scratch path, the dequantised block parts) */
     int64_t r0 = 0;
     for (int i = 0; i < w->n_parts; i++) {
         const kcu_part *p = &w->part[i];
-        float *yp = y + r0;
         const int prow = (int)p->rows;
         if (!kcu_dtype_is_block(p->dtype)) {
             KCU_REQUIRE(k, p->dtype == KCU_BF16, BASE_ERR_INVALID);
-            if ((st = kcu__blas_bf16(k, p->data, prow, cols, x, n, yp, ldy, beta)))
+            if ((st = kcu__blas_bf16(k, p->data, prow, cols, x, n, y + r0, ldy, beta)))
                 return st;
-        } else if (direct) {
-            const size_t rb = kcu_row_bytes(p->dtype, cols);
-            KCU_REQUIRE(k, rb > 0, BASE_ERR_INVALID);
-            kcu__qgemv_dispatch(k, p->dtype, p->data, rb, (const kq_q8a *)scratch, nsub, n, prow,
-                                yp, ldy, beta);
-            KCU_CHECK_LAUNCH(k);
-        } else {
+        } else if (!direct) {
             if ((st = kcu_dequant(k, p->data, p->dtype, (size_t)prow * cols, scratch, KCU_BF16)) ||
-                (st = kcu__blas_bf16(k, scratch, prow, cols, x, n, yp, ldy, beta)))
+                (st = kcu__blas_bf16(k, scratch, prow, cols, x, n, y + r0, ldy, beta)))
                 return st;
+        } else {
+            KCU_REQUIRE(k, kcu_row_bytes(p->dtype, cols) > 0, BASE_ERR_INVALID);
         }
         r0 += p->rows;
     }
     KCU_REQUIRE(k, r0 == w->rows, BASE_ERR_INVALID);
+    if (!direct || !blocks)
+        return BASE_OK;
+    /* direct: chunks of KCU_Q_MAXN x rows, quantised once per chunk for every part */
+    for (int c0 = 0; c0 < n; c0 += KCU_Q_MAXN) {
+        const int nn = n - c0 < KCU_Q_MAXN ? n - c0 : KCU_Q_MAXN;
+        const char *xc = (const char *)x + (size_t)c0 * cols * 2;
+        if ((st = kcu_quantize_act(k, xc, KCU_BF16, nn, cols, scratch)))
+            return st;
+        r0 = 0;
+        for (int i = 0; i < w->n_parts; i++) {
+            const kcu_part *p = &w->part[i];
+            if (kcu_dtype_is_block(p->dtype)) {
+                kcu__qgemv_dispatch(k, p->dtype, p->data, kcu_row_bytes(p->dtype, cols),
+                                    (const kq_q8a *)scratch, nsub, nn, (int)p->rows,
+                                    y + (size_t)c0 * ldy + r0, ldy, beta);
+                KCU_CHECK_LAUNCH(k);
+            }
+            r0 += p->rows;
+        }
+    }
     return BASE_OK;
 }
 

@@ -17,7 +17,9 @@
  * and replayed.
  *
  * Environment: INFILLD_CUDA_FP8=1 stores the matrices as FP8 E4M3 with per-row
- * scales; INFILLD_CUDA_GRAPHS=0 runs steps without graphs (debugging).
+ * scales; INFILLD_CUDA_GRAPHS=0 runs steps without graphs (debugging);
+ * INFILLD_CUDA_QDIRECT=N sets the rows up to which quantised GEMMs take the
+ * direct int8 kernel (default 40; 0: always dequantise + cuBLAS).
  * Synthetic weights: when every tensor's data is NULL (bench_cuda), the
  * matrices are filled with deterministic random values on the device.
  *
@@ -59,6 +61,7 @@ struct eng_backend {
     kcu_ctx *k;
     kcu_dtype wdt;  /* matrix storage (BF16 for the non-block tensors of a quantised file) */
     bool quant;     /* a GGUF file with block-type matrices: stored as their blocks */
+    int qdirect;    /* quant: rows up to which GEMMs take the direct int8 kernel */
     char qdesc[64]; /* quant: the storage types on the device, "Q4_K+Q6_K+BF16" */
     kcu_dtype adt;  /* GEMM input type */
     eng__cu_layer *layers;
@@ -618,6 +621,12 @@ static eng_backend *eng__cu_init(const eng_weights *w, const eng_load_opts *opts
     eng_dtype src = I->dtype;
     /* A quantised file keeps its blocks (the rest in BF16); FP8 does not apply. */
     be->quant = eng__cu_has_blocks(I, w);
+    /* INFILLD_CUDA_QDIRECT=N: the direct int8 kernel up to N rows (0: always
+     * dequantise + cuBLAS), to find the crossover on a given GPU. */
+    const char *qd = getenv("INFILLD_CUDA_QDIRECT");
+    be->qdirect = qd && *qd ? atoi(qd) : KCU_Q_MAXN;
+    if (be->qdirect < 0)
+        be->qdirect = 0;
     if (be->quant)
         be->wdt = KCU_BF16;
     else if (eng__cu_env_on("INFILLD_CUDA_FP8"))
@@ -657,7 +666,7 @@ static eng_backend *eng__cu_init(const eng_weights *w, const eng_load_opts *opts
                  "cuda (%s, sm_%d%d, %.1f GiB, GGUF blocks %s on the device: int8 dp4a for <= %d "
                  "rows, BF16 dequant + cuBLAS above%s)",
                  di.name, di.major, di.minor, (double)di.total_bytes / 1073741824.0, be->qdesc,
-                 KCU_Q_MAXN, be->synthetic ? ", synthetic" : "");
+                 be->qdirect, be->synthetic ? ", synthetic" : "");
     } else {
         be->weight_bytes = eng__cuda_weight_bytes(I, (int)be->wdt);
         snprintf(be->desc, sizeof be->desc, "cuda (%s, sm_%d%d, %.1f GiB, %s weights%s)", di.name,
@@ -797,6 +806,7 @@ static eng_bctx *eng__cu_ctx_new(eng_backend *be, int max_batch, int max_len, en
         return NULL;
     }
     c->use_graphs = !getenv("INFILLD_CUDA_GRAPHS") || eng__cu_env_on("INFILLD_CUDA_GRAPHS");
+    kcu_ctx_set_qdirect(c->k, be->qdirect);
     const size_t R = eng__cu_R(c);
     const size_t d = (size_t)I->d_model, hd = (size_t)I->head_dim;
     const size_t q = (size_t)I->n_head * hd, kv = (size_t)I->n_kv_head * hd;

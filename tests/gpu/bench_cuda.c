@@ -15,7 +15,8 @@
  * cuBLAS) on synthetic GGUF blocks of that type (q4_k_m: llama.cpp's mix, Q6_K
  * for attn_v, ffn_down and the output matrix; a width that is not whole blocks
  * stays 16-bit, as infilld convert writes it), against quantised bytes / copy
- * bandwidth. Exits 77 without a GPU. */
+ * bandwidth, and the hole step again with INFILLD_CUDA_QDIRECT=0 (dequantise +
+ * cuBLAS). Exits 77 without a GPU. */
 #define _POSIX_C_SOURCE 200809L
 #include "backend_cuda.h"
 #include "kernels.h"
@@ -459,7 +460,7 @@ int main(int argc, char **argv) {
     }
 
     /* Quantised GGUF blocks: the hole step and a FULL step against their bytes */
-    double q_bytes = -1, q_bound = -1, q_step = -1, q_full = -1;
+    double q_bytes = -1, q_bound = -1, q_step = -1, q_full = -1, q_step_dq = -1;
     if (quant) {
         bench qb;
         if (bench_open(&qb, &in, false, 1, max_len, quant, &q_bytes) == 0) {
@@ -472,7 +473,17 @@ int main(int argc, char **argv) {
                    q_step / q_bound, 1 + CTX + HOLE, q_full);
         }
         bench_close(&qb);
-        if (q_step < 0 || q_full < 0) {
+        memset(&qb, 0, sizeof qb);
+        /* the same hole step with every quantised GEMM dequantised + cuBLAS, for
+         * the crossover of INFILLD_CUDA_QDIRECT */
+        setenv("INFILLD_CUDA_QDIRECT", "0", 1);
+        if (q_step > 0 && bench_open(&qb, &in, false, 1, max_len, quant, NULL) == 0)
+            q_step_dq = time_hole_step(&qb, 1, reps);
+        bench_close(&qb);
+        unsetenv("INFILLD_CUDA_QDIRECT");
+        printf("  %s hole step, dequantise + cuBLAS instead of the int8 kernel: %.2f ms\n", quant,
+               q_step_dq);
+        if (q_step < 0 || q_full < 0 || q_step_dq < 0) {
             fprintf(stderr, "bench_cuda: the %s run failed\n", quant);
             return 1;
         }
@@ -493,11 +504,12 @@ int main(int argc, char **argv) {
                 "\"gen256_cached_tokens_per_s\": %.1f, \"fp8_hole_step_ms\": %.3f, "
                 "\"fp8_logit_nmse\": %.4e, \"fp8_argmax_agree\": %d, \"quant\": \"%s\", "
                 "\"quant_weight_bytes\": %.0f, \"quant_bound_ms\": %.3f, "
-                "\"quant_hole_step_ms\": %.3f, \"quant_full_step_ms\": %.3f}\n",
+                "\"quant_hole_step_ms\": %.3f, \"quant_full_step_ms\": %.3f, "
+                "\"quant_hole_step_dequant_ms\": %.3f}\n",
                 shape, di.name, wbytes, bw / 1e9, bound_ms, step1, step1 / bound_ms, step8,
                 step8 / step1, e2e, e2e_cached, gen_ms, GEN / (gen_ms * 1e-3),
                 GEN / (gen_cached_ms * 1e-3), fp8_step, fp8_nmse, fp8_agree, quant ? quant : "",
-                q_bytes, q_bound, q_step, q_full);
+                q_bytes, q_bound, q_step, q_full, q_step_dq);
         fclose(f);
     }
     return 0;

@@ -569,20 +569,18 @@ static double q_min_part(int t, const uint8_t *blk, int j) {
  * activation quantiser against the CPU's, the embedding gather, and both GEMM paths
  * against the CPU backend's int8 kernel (eng__qgemm_portable) within derived bounds:
  *
- * direct (n <= KCU_Q_MAXN): the device adds the same fp32 terms kq_vd as the CPU
- *   (test_qblock checks the terms bit for bit on the host; the x blocks are checked
- *   equal here), in another order: |gpu - cpu| <= 2 g_n S, n = sub-blocks per row,
- *   g_n = n u / (1 - n u), u = 2^-24, S = sum |term| (both sums are within g_n S of
- *   the exact sum of the terms).
- * scratch (dequantise to BF16 + cuBLAS): against the exact sum E = sum_k w_k x_k of
- *   the decoded weights w_k and the (BF16-exact) inputs x_k, the device is off by at
- *   most sum |bf16(w_k) - w_k| |x_k| (the weight rounding, exact from the data) plus
- *   2 g_K sum |bf16(w_k) x_k| (fp32 accumulation of exact BF16 products in any
- *   order; the factor 2 allows tensor-core accumulation that truncates); the CPU is
- *   off by sum |w_k| |x_k - a_k| (the int8 activation a_k = d q_k, exact from the
- *   data) plus 8 u sum M_k (|x_k| + |a_k|) (the 4 roundings of a term's scale
- *   products and the 3 of the decoded weight, each relative to M_k = |w_k| +
- *   2 |dmin m| since d*sc*n and dmin*m can cancel) plus g_n S. */
+ * direct (the int8 kernel, chunks of KCU_Q_MAXN rows): the device adds the same fp32 terms kq_vd as
+ * the CPU (test_qblock checks the terms bit for bit on the host; the x blocks are checked equal
+ * here), in another order: |gpu - cpu| <= 2 g_n S, n = sub-blocks per row, g_n = n u / (1 - n u), u
+ * = 2^-24, S = sum |term| (both sums are within g_n S of the exact sum of the terms). scratch
+ * (dequantise to BF16 + cuBLAS): against the exact sum E = sum_k w_k x_k of the decoded weights w_k
+ * and the (BF16-exact) inputs x_k, the device is off by at most sum |bf16(w_k) - w_k| |x_k| (the
+ * weight rounding, exact from the data) plus 2 g_K sum |bf16(w_k) x_k| (fp32 accumulation of exact
+ * BF16 products in any order; the factor 2 allows tensor-core accumulation that truncates); the CPU
+ * is off by sum |w_k| |x_k - a_k| (the int8 activation a_k = d q_k, exact from the data) plus 8 u
+ * sum M_k (|x_k| + |a_k|) (the 4 roundings of a term's scale products and the 3 of the decoded
+ * weight, each relative to M_k = |w_k| + 2 |dmin m| since d*sc*n and dmin*m can cancel) plus g_n S.
+ */
 static void quant_case(int t, int rows, int cols) {
     const int qk = kq_block_values(t), bs = kq_block_bytes(t), nsub = cols / 32;
     const size_t rb = (size_t)cols / qk * bs, nval = (size_t)rows * cols;
@@ -637,10 +635,11 @@ static void quant_case(int t, int rows, int cols) {
     void *scratch = dev_alloc(kcu_gemm_scratch_bytes(&W) > (size_t)64 * nsub * sizeof(kq_q8a)
                                   ? kcu_gemm_scratch_bytes(&W)
                                   : (size_t)64 * nsub * sizeof(kq_q8a));
-    const int ns[4] = {1, 7, 33, KCU_Q_MAXN};
+    /* direct: 64 rows run as two chunks of KCU_Q_MAXN and 24 */
+    const int ns[2][5] = {{1, 7, 33, KCU_Q_MAXN, 64}, {1, 7, 33, 64, 0}};
     for (int pass = 0; pass < 2; pass++)
-        for (int kk = 0; kk < 4; kk++) {
-            const int n = pass ? (kk == 3 ? 64 : ns[kk]) : ns[kk];
+        for (int kk = 0; kk < 5 && ns[pass][kk]; kk++) {
+            const int n = ns[pass][kk];
             const kcu_gemm_path path = pass ? KCU_GEMM_SCRATCH : KCU_GEMM_DIRECT;
             float *x = host_randn((size_t)n * cols, 1.0f);
             void *dx = dev_rounded(x, (size_t)n * cols, KCU_BF16); /* x now BF16-exact */
