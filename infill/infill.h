@@ -101,6 +101,8 @@ const eng_model_info *ifl_model_info(const ifl_model *m);
 const eng_tokenizer *ifl_model_tokenizer(const ifl_model *m);
 const char *ifl_model_dir(const ifl_model *m);
 const char *ifl_model_device(const ifl_model *m); /* "cpu" / "cuda" */
+/* The backend's description: device, weight storage (the quant types on the device). */
+const char *ifl_model_device_desc(const ifl_model *m);
 /* NULL while the weight files are intact, else the path of one truncated
  * while mapped (eng_model_files_damaged): unload the model. */
 const char *ifl_model_damaged(const ifl_model *m);

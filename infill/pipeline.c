@@ -174,6 +174,7 @@ const eng_model_info *ifl_model_info(const ifl_model *m) { return &m->info; }
 const eng_tokenizer *ifl_model_tokenizer(const ifl_model *m) { return m->tok; }
 const char *ifl_model_dir(const ifl_model *m) { return m->dir; }
 const char *ifl_model_device(const ifl_model *m) { return eng_model_backend_name(m->model); }
+const char *ifl_model_device_desc(const ifl_model *m) { return eng_model_device_desc(m->model); }
 const char *ifl_model_damaged(const ifl_model *m) {
     return m ? eng_model_files_damaged(m->model) : NULL;
 }

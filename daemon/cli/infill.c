@@ -479,6 +479,7 @@ int dmn_cli_complete(int argc, char **argv) {
             const eng_model_info *mi = ifl_model_info(m);
             printf("weights: %s, types %s, resident %.1f MiB\n", mi->gguf ? "GGUF" : "safetensors",
                    mi->quant_types, (double)mi->resident_bytes / (1024.0 * 1024.0));
+            printf("device: %s\n", ifl_model_device_desc(m));
             if (res.raw.eb.used)
                 printf("sampler: entropy-bound (step cap %d, temperature %.2f -> %.2f, entropy "
                        "bound %.3g nats, stability %d, confidence %.3g, self-conditioning %s), "
