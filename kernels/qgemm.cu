@@ -293,7 +293,7 @@ __device__ __forceinline__ uint64_t kcu__qmix(uint64_t z) {
     return z ^ (z >> 31);
 }
 
-/* Random bytes, then the f16 scales set so that values are about +-0.03:
+/* Random bytes, then the f16 scales set so that the largest values are 0.03 to 0.12:
  * Q8_0 d = 2^-12 (|q| <= 127), Q4_0 d = 2^-8, Q4_K/Q5_K d = 2^-14, dmin = 2^-15
  * (6-bit scales and minimums), Q6_K d = 2^-16 (int8 scales, |q| <= 32). */
 __global__ void kcu__fill_blocks(uint8_t *p, int t, size_t n_blocks, uint64_t seed) {

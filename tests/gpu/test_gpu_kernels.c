@@ -787,7 +787,7 @@ static void quant_parts(void) {
     free(w2);
 }
 
-/* Synthetic blocks (bench_cuda) decode to finite values of about +-0.03. */
+/* Synthetic blocks (bench_cuda) decode to finite values of at most about 0.03-0.12. */
 static void quant_fill(void) {
     for (int t = KQ_Q8_0; t <= KQ_Q6_K; t++) {
         const size_t n = 4096;
@@ -803,7 +803,7 @@ static void quant_fill(void) {
             amax = fabs(h[i]) > amax ? fabs(h[i]) : amax;
         }
         CHECK_EQ_I(nf, 0);
-        CHECK(amax > 0.005 && amax < 0.1);
+        CHECK(amax > 0.005 && amax < 0.15); /* Q5_K: up to 2^-14 * 63 * 31 = 0.12 */
         kcu_free(K, d);
         kcu_free(K, df);
         free(h);
