@@ -128,11 +128,13 @@ base_status kcu_quantize_act(kcu_ctx *k, const void *x, kcu_dtype x_dt, int n, i
 /* ---- the direct few-row kernel ------------------------------------------------------ */
 
 /* y[r, f] (row stride ldy) = sum over the row's sub-blocks of kq_vd for x row r,
- * for output features f < rows; xq holds n rows of nsub blocks. */
+ * for output features f < rows; xq holds n rows of nsub blocks. No
+ * __launch_bounds__(256): with it ptxas caps the 40-row kernels at 64 registers
+ * and spills; without, 66-71 registers and no spills (sm_90). */
 template <int T, int NMAX>
-__global__ void __launch_bounds__(256)
-    kcu__qgemv(const uint8_t *__restrict__ w, size_t row_bytes, const kq_q8a *__restrict__ xq,
-               int nsub, int n, int rows, float *__restrict__ y, int ldy, float beta) {
+__global__ void kcu__qgemv(const uint8_t *__restrict__ w, size_t row_bytes,
+                           const kq_q8a *__restrict__ xq, int nsub, int n, int rows,
+                           float *__restrict__ y, int ldy, float beta) {
     const int f = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5);
     const int lane = threadIdx.x & 31;
     if (f >= rows)
