@@ -224,3 +224,12 @@ export async function listeningPort(d, ms = 5000) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// p's value, or 'HANG' after ms. The timer is cleared when p settles: a bare
+// sleep() in a Promise.race keeps the process alive until it fires, long
+// after the test has passed.
+export function orHang(p, ms) {
+  let t;
+  const hang = new Promise((r) => { t = setTimeout(() => r('HANG'), ms); });
+  return Promise.race([p, hang]).finally(() => clearTimeout(t));
+}

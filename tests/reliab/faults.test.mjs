@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  REAL, start, connect, initParams, open, viewText, sleep, tcpConnect, listeningPort, frame,
+  REAL, start, connect, initParams, open, viewText, sleep, orHang, tcpConnect, listeningPort, frame,
 } from '../protocol/lib.mjs';
 
 const TINY = path.join(path.dirname(REAL), 'models', 'tiny-dream');
@@ -99,7 +99,7 @@ test('stdout closed by the editor: the daemon ends (code 1), not by SIGPIPE', as
         context: { triggerKind: 1 } } }));
     await sleep(50);
   }
-  const ex = await Promise.race([s.d.exited, sleep(20000).then(() => 'HANG')]);
+  const ex = await orHang(s.d.exited, 20000);
   assert.notEqual(ex, 'HANG', 'the daemon did not notice its stdout was closed');
   assert.equal(ex.signal, null);
   assert.equal(ex.code, 1);
@@ -177,7 +177,7 @@ test('ulimit -n 64: connections past the limit are refused, the others are serve
   const ok = inits.filter(Boolean).length;
   console.log(`${ok} of 80 extra sessions initialized under ulimit -n 64`);
   assert.ok(ok < 80, 'the descriptor limit was not reached');
-  const r = await Promise.race([ask(first.conn), sleep(20000).then(() => 'HANG')]);
+  const r = await orHang(ask(first.conn), 20000);
   assert.notEqual(r, 'HANG', 'the first session stalled');
   for (const x of sessions) if (x) x.sock.destroy();
   await sleep(500);

