@@ -96,7 +96,8 @@ typedef struct dmn__prov {
     lsp_server *pf_srv;
     char *pf_uri;
     size_t pf_cursor;
-    bool pf_enabled; /* the last edit's session had it on */
+    bool pf_enabled;                     /* the last edit's session had it on */
+    double pf_sched_ms, pf_sched_max_ms; /* the loop's work to queue one */
 } dmn__prov;
 
 static void dmn__push(dmn__prov *p, dmn__event *e) {
@@ -169,6 +170,24 @@ static void dmn__send_status(dmn__prov *p) {
                            (json_int_t)ps.joined, "hits", (json_int_t)ps.hits, "waits",
                            (json_int_t)ps.waits, "maxWaitMs", ps.max_wait_ms, "lastWaitMs",
                            ps.last_wait_ms, "chunkMs", ps.chunk_ms, "lastRunMs", ps.last_run_ms);
+    /* Where the time before the first layer goes (the last prefill's longest
+     * stretch per phase), the longest stretch seen, and the bound a waiting
+     * job is held to: that stretch or one layer (+ head), whichever is
+     * longer; boundMs states their sum. scheduleMs: the LSP thread's own
+     * work to queue a prefill (span on the document's tree, request copy). */
+    json_t *sl = json_object();
+    for (int i = 0; pf && sl && i < IFL_PH_N; i++)
+        json_object_set_new(sl, ifl_phase_name(i), json_real(ps.slice_ms[i]));
+    if (pf && sl) {
+        json_object_set_new(pf, "slicesMs", sl);
+        json_object_set_new(pf, "maxSliceMs", json_real(ps.max_slice_ms));
+        json_object_set_new(pf, "maxSlicePhase", json_string(ifl_phase_name(ps.max_slice_phase)));
+        json_object_set_new(pf, "boundMs", json_real(ps.chunk_ms + ps.max_slice_ms));
+        json_object_set_new(pf, "scheduleMs", json_real(p->pf_sched_ms));
+        json_object_set_new(pf, "maxScheduleMs", json_real(p->pf_sched_max_ms));
+    } else {
+        json_decref(sl);
+    }
     lsp_status st = {p->model_dir, dev,
                      p->state,     p->last_latency_ms > 0 ? p->last_latency_ms : -1.0,
                      p->last_plan, pf};
@@ -690,8 +709,20 @@ static void dmn__pf_forget(dmn__prov *p) {
         uv_timer_stop(p->pf_timer);
 }
 
+static void dmn__pf_queue(dmn__prov *p);
+
 static void dmn__pf_fire(uv_timer_t *t) {
     dmn__prov *p = t->data;
+    uint64_t t0 = base_now_ns();
+    dmn__pf_queue(p);
+    p->pf_sched_ms = base_ms_since(t0);
+    if (p->pf_sched_ms > p->pf_sched_max_ms)
+        p->pf_sched_max_ms = p->pf_sched_ms;
+}
+
+/* Builds the automatic request at pf_cursor exactly as dmn__complete would
+ * and queues its prefill. */
+static void dmn__pf_queue(dmn__prov *p) {
     lsp_server *srv = p->pf_srv;
     if (!srv || !p->pf_uri || !p->worker || p->source_error ||
         (strcmp(p->state, "ready") != 0 && strcmp(p->state, "busy") != 0))

@@ -45,6 +45,8 @@ struct ifl_worker {
     void *pf_hook_ud;
     ifl_step_wrap_fn wrap; /* tests: for every model loaded */
     void *wrap_ud;
+    ifl_phase_fn phase_fn; /* tests: for every model loaded */
+    void *phase_ud;
 };
 
 typedef struct ifl__pctx {
@@ -119,6 +121,8 @@ static void ifl__do_load(ifl_worker *w, char *dir, ifl_remote_cfg *rc) {
     pthread_mutex_lock(&w->mu);
     if (w->model && w->wrap)
         ifl_model_set_step_wrap(w->model, w->wrap, w->wrap_ud);
+    if (w->model && w->phase_fn)
+        ifl_model_set_phase_hook(w->model, w->phase_fn, w->phase_ud);
     pthread_mutex_unlock(&w->mu);
     if (w->model && ifl_model_damaged(w->model)) {
         snprintf(err.msg, sizeof err.msg, "%s was truncated while it was being loaded",
@@ -280,13 +284,23 @@ static void ifl__run_prefill(ifl_worker *w, ifl_job *j) {
     j->req.partial = NULL;
     j->req.prefill = true;
     j->req.defer_post = true;
+    ifl_model_prefill_begin(m);
     base_status st = ifl_complete_doc(m, &j->req, &j->cancel, &j->res);
     double ms = base_ms_since(t0);
     bool kept = ifl_model_prefilled(m);
+    double sl[IFL_PH_N];
+    ifl_model_prefill_slices(m, sl);
     pthread_mutex_lock(&w->mu);
     w->pf_running = NULL;
     int c = base_flag_get(&j->cancel);
     w->pst.chunk_ms = ifl_model_prefill_chunk_ms(m);
+    for (int i = 0; i < IFL_PH_N; i++) {
+        w->pst.slice_ms[i] = sl[i];
+        if (sl[i] > w->pst.max_slice_ms) {
+            w->pst.max_slice_ms = sl[i];
+            w->pst.max_slice_phase = i;
+        }
+    }
     if (kept) {
         w->pst.completed++;
         w->pst.last_run_ms = ms;
@@ -716,6 +730,13 @@ void ifl_worker_set_step_wrap(ifl_worker *w, ifl_step_wrap_fn fn, void *ud) {
     pthread_mutex_lock(&w->mu);
     w->wrap = fn;
     w->wrap_ud = ud;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void ifl_worker_set_phase_hook(ifl_worker *w, ifl_phase_fn fn, void *ud) {
+    pthread_mutex_lock(&w->mu);
+    w->phase_fn = fn;
+    w->phase_ud = ud;
     pthread_mutex_unlock(&w->mu);
 }
 
