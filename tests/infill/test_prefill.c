@@ -410,6 +410,133 @@ static void test_worker(const char *dir, const ifl_model_opts *mo, ifl_model *re
         ifl_job_free(j);
 }
 
+/* ---- the phases before the first layer (ifl_phase) -------------------------------
+ * A scripted hook makes every phase PHASE_MS slow. A full run records the
+ * phase sequence (the count's tokens are reused: no TOKENIZE; a long text:
+ * CUT rounds). Then, for every position k of that sequence, a job for
+ * another document is submitted halfway through phase k: the prefill must
+ * stop at the check that ends phase k (no later phase, no layer) and the
+ * job waits at most half a phase plus SLACK_MS. */
+#define PHASE_MS 40
+#define MAX_SEQ 64
+
+typedef struct phstate {
+    int seq[MAX_SEQ];
+    int n;
+    int submit_at; /* -1: never */
+    int after;     /* hook calls after the submit */
+    ifl_worker *w;
+    ifl_doc_req *other;
+} phstate;
+
+static phstate PH;
+
+static void on_phase(void *ud, int ph) {
+    phstate *s = ud;
+    if (s->submit_at >= 0 && s->n > s->submit_at)
+        s->after++;
+    if (s->n < MAX_SEQ)
+        s->seq[s->n] = ph;
+    bool submit = s->n == s->submit_at;
+    s->n++;
+    sleep_ms(PHASE_MS / 2);
+    if (submit)
+        CHECK(ifl_worker_submit(s->w, 2, NULL, s->other) != 0);
+    sleep_ms(PHASE_MS - PHASE_MS / 2);
+}
+
+static void test_phases(const char *dir, const ifl_model_opts *mo) {
+    ifl_worker_cbs cbs = {on_done, NULL, on_state, &WS};
+    WS.ready = false;
+    WS.pf_started = 0;
+    ifl_worker *w = ifl_worker_new(&cbs, mo);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    WS.w = w;
+    PH.w = w;
+    PH.submit_at = -1;
+    ifl_worker_set_phase_hook(w, on_phase, &PH);
+    ifl_worker_set_prefill_hook(w, on_prefill, &WS);
+    ifl_worker_load(w, dir);
+    CHECK(wait_for(p_ready, 60000));
+    /* a long document: the context is cut to the canvas */
+    size_t one = strlen(TEXT);
+    char *big = malloc(one * 40 + 1);
+    for (int i = 0; i < 40; i++)
+        memcpy(big + one * (size_t)i, TEXT, one);
+    big[one * 40] = 0;
+    ifl_doc_req ra, rb;
+    req_init(&ra, big, one * 20 + cursor_at(TEXT, "def mean(xs):\n    ", 18));
+    ra.n_hole = 8;
+    ra.time_budget_ms = 600000; /* a deadline: the planner counts the context */
+    ra.received_ns = base_now_ns();
+    req_init(&rb, TEXT, cursor_at(TEXT, "        return max", 8));
+    rb.n_hole = 8;
+    PH.other = &rb;
+
+    /* the whole sequence, uninterrupted */
+    PH.n = 0;
+    CHECK(ifl_worker_prefill(w, 1, &ra));
+    STAT_WANT = 1;
+    CHECK(wait_for(p_completed, 60000));
+    int n = PH.n < MAX_SEQ ? PH.n : MAX_SEQ;
+    int seq[MAX_SEQ];
+    memcpy(seq, PH.seq, sizeof(int) * (size_t)n);
+    int count[IFL_PH_N] = {0};
+    printf("phases:");
+    for (int i = 0; i < n; i++) {
+        count[seq[i]]++;
+        printf(" %s", ifl_phase_name(seq[i]));
+        CHECK(i == 0 || seq[i] >= seq[i - 1]); /* in order */
+    }
+    printf("\n");
+    CHECK_EQ_I(count[IFL_PH_PREPARE], 1);
+    CHECK_EQ_I(count[IFL_PH_COUNT], 2);
+    CHECK_EQ_I(count[IFL_PH_TOKENIZE], 0); /* the count's tokens were reused */
+    CHECK(count[IFL_PH_CUT] >= 1);
+    CHECK_EQ_I(count[IFL_PH_SETUP], 1);
+    ifl_prefill_stats st = stats();
+    /* every stretch holds its scripted phase */
+    for (int i = 0; i < IFL_PH_N; i++)
+        if (count[i])
+            CHECK(st.slice_ms[i] >= PHASE_MS * 0.9);
+    CHECK(st.max_slice_ms >= PHASE_MS * 0.9);
+    printf("longest stretch %.1f ms (%s), chunk bound %.3f ms\n", st.max_slice_ms,
+           ifl_phase_name(st.max_slice_phase), st.chunk_ms);
+
+    /* a job arriving in phase k stops the prefill at the end of phase k */
+    long long pre0 = st.preempted;
+    for (int k = 0; k < n; k++) {
+        PH.n = 0;
+        PH.after = 0;
+        PH.submit_at = k;
+        WANT = 1;
+        CHECK(ifl_worker_prefill(w, 1, &ra));
+        CHECK(wait_for(p_done, 60000));
+        ifl_job *j = take_job();
+        CHECK(j != NULL);
+        CHECK_EQ_I(PH.after, 0);
+        CHECK_EQ_I(PH.n, k + 1);
+        if (j) {
+            CHECK_EQ_I(j->status, BASE_OK);
+            CHECK(j->wait_ms <= PHASE_MS / 2 + SLACK_MS);
+            printf("job arriving in phase %d (%s) waited %.1f ms (bound %d + %d ms)\n", k,
+                   ifl_phase_name(seq[k]), j->wait_ms, PHASE_MS / 2, SLACK_MS);
+            ifl_job_free(j);
+        }
+        st = stats();
+        CHECK_EQ_I((int)(st.preempted - pre0), k + 1);
+        CHECK_EQ_I((int)st.completed, 1);
+    }
+    PH.submit_at = -1;
+    ifl_worker_free(w);
+    free(big);
+    ifl_job *j;
+    while ((j = take_job()))
+        ifl_job_free(j);
+}
+
 int main(void) {
     int rc;
     if (tiny_model_missing(TINY_MODEL_DIR, "test_prefill", &rc))
@@ -425,6 +552,8 @@ int main(void) {
     }
     test_worker(TINY_MODEL_DIR, &o, m);
     printf("worker: %.0f ms\n", base_ms_since(t0));
+    test_phases(TINY_MODEL_DIR, &o);
+    printf("phases: %.0f ms\n", base_ms_since(t0));
     ifl_model_close(m);
     return check_finish("test_prefill");
 }
