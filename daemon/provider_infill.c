@@ -98,6 +98,7 @@ typedef struct dmn__prov {
     size_t pf_cursor;
     bool pf_enabled;                     /* the last edit's session had it on */
     double pf_sched_ms, pf_sched_max_ms; /* the loop's work to queue one */
+    int64_t pf_version;                  /* the document's version at pf_cursor */
 } dmn__prov;
 
 static void dmn__push(dmn__prov *p, dmn__event *e) {
@@ -763,11 +764,9 @@ static void dmn__pf_queue(dmn__prov *p) {
         BASE_LOGW("dmn", "idle prefill not queued: out of memory");
 }
 
-static void dmn__pf_edited(void *ud, const lsp_doc *doc, const lsp_edit_event *ev) {
-    dmn__sess *s = ud;
+/* Schedules the idle prefill of doc at cursor after the quiet delay. */
+static void dmn__pf_schedule(dmn__sess *s, const lsp_doc *doc, size_t cursor) {
     dmn__prov *p = s->p;
-    if (s->gone || !p->worker || !p->pf_timer)
-        return;
     const char *uri = lsp_doc_uri(doc);
     ifl_worker_prefill_cancel(p->worker, dmn__group(s->srv, uri));
     const json_t *set = lsp_server_settings(s->srv);
@@ -783,8 +782,38 @@ static void dmn__pf_edited(void *ud, const lsp_doc *doc, const lsp_edit_event *e
     free(p->pf_uri);
     p->pf_uri = u;
     p->pf_srv = s->srv;
-    p->pf_cursor = ev->new_end_byte;
+    p->pf_cursor = cursor;
+    p->pf_version = lsp_doc_version(doc);
     uv_timer_start(p->pf_timer, dmn__pf_fire, dmn__pf_delay(set), 0);
+}
+
+static void dmn__pf_edited(void *ud, const lsp_doc *doc, const lsp_edit_event *ev) {
+    dmn__sess *s = ud;
+    if (s->gone || !s->p->worker || !s->p->pf_timer)
+        return;
+    dmn__pf_schedule(s, doc, ev->new_end_byte);
+}
+
+/* infilld/didChangeCursor: the editor says where its cursor is (the only way
+ * to know it for a newly opened document, or after a move without an edit).
+ * The same place of the same text as the last scheduled prefill (e.g. the
+ * cursor notification that follows a keystroke) changes nothing. */
+static void dmn__pf_cursor(void *ud, lsp_server *srv, const lsp_doc *doc, size_t offset) {
+    dmn__prov *p = ud;
+    if (!p->worker || !p->pf_timer)
+        return;
+    (void)dmn__syntax(p, srv); /* the session's trees (and its edit listener) */
+    dmn__sess *s = NULL;
+    for (dmn__sess *x = p->sessions; x; x = x->next)
+        if (x->srv == srv && !x->gone)
+            s = x;
+    if (!s)
+        return;
+    const char *uri = lsp_doc_uri(doc);
+    if (p->pf_srv == srv && p->pf_uri && uri && strcmp(p->pf_uri, uri) == 0 &&
+        p->pf_cursor == offset && p->pf_version == lsp_doc_version(doc))
+        return;
+    dmn__pf_schedule(s, doc, offset);
 }
 
 static void dmn__pf_closed(void *ud, const lsp_doc *doc) {
@@ -1160,6 +1189,7 @@ lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_hos
     p->iface.configure = dmn__configure;
     p->iface.session_close = dmn__session_close;
     p->iface.session_open = dmn__session_open;
+    p->iface.cursor = dmn__pf_cursor;
     p->pf_enabled = true; /* the setting's default until an edit says otherwise */
     p->pf_timer = malloc(sizeof *p->pf_timer);
     if (p->pf_timer && uv_timer_init(loop, p->pf_timer) == 0) {
