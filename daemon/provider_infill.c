@@ -345,6 +345,9 @@ static void dmn__handle_partial(dmn__prov *p, dmn__event *ev) {
                        ev->steps);
 }
 
+static void dmn__pf_fire(uv_timer_t *t);
+static uint64_t dmn__pf_delay(const json_t *set);
+
 static void dmn__handle_state(dmn__prov *p, dmn__event *ev) {
     if (strcmp(ev->state, "loading") == 0) {
         if (ev->total == 0)
@@ -378,10 +381,15 @@ static void dmn__handle_state(dmn__prov *p, dmn__event *ev) {
             BASE_LOGE("dmn", "%s", msg);
         }
     }
+    bool loaded = strcmp(ev->state, "ready") == 0 && strcmp(p->state, "loading") == 0;
     if (strcmp(ev->state, "ready") == 0 && ev->text)
         snprintf(p->backend, sizeof p->backend, "%s", ev->text);
     snprintf(p->state, sizeof p->state, "%s", ev->state);
     dmn__send_status(p);
+    /* A prefill that came due while the model loaded (a file opened at
+     * startup, its cursor reported) runs now. */
+    if (loaded && p->pf_srv && p->pf_uri && p->pf_timer && p->pf_enabled)
+        uv_timer_start(p->pf_timer, dmn__pf_fire, dmn__pf_delay(lsp_server_settings(p->pf_srv)), 0);
 }
 
 static void dmn__drain(uv_async_t *a) {

@@ -261,15 +261,15 @@ static void ifl__finish(ifl_worker *w, ifl_job *j) {
 
 /* Runs prefill j (taken off pf_queued) under w->mu, which it drops while
  * the step runs and holds again on return. */
-static void ifl__run_prefill(ifl_worker *w, ifl_job *j) {
+static bool ifl__run_prefill(ifl_worker *w, ifl_job *j) {
     ifl_model *m = w->model;
     if (!j)
-        return;
+        return false;
     if (!m || w->remote || ifl_model_damaged(m) || base_flag_get(&j->cancel)) {
         pthread_mutex_unlock(&w->mu);
         ifl_job_free(j);
         pthread_mutex_lock(&w->mu);
-        return;
+        return false;
     }
     w->pf_running = j;
     w->pst.runs++;
@@ -315,6 +315,7 @@ static void ifl__run_prefill(ifl_worker *w, ifl_job *j) {
     (void)ifl__model_lost(w);
     ifl_job_free(j);
     pthread_mutex_lock(&w->mu);
+    return true;
 }
 
 static void *ifl__worker_main(void *arg) {
@@ -351,7 +352,14 @@ static void *ifl__worker_main(void *arg) {
             /* Nothing else waits: the idle prefill, at the lowest priority. */
             ifl_job *j = w->pf_queued;
             w->pf_queued = NULL;
-            ifl__run_prefill(w, j);
+            /* Its counters changed and no job may follow to carry them: the
+             * state again (infilld/status), unless a job is about to run. */
+            if (ifl__run_prefill(w, j) && !busy && !w->queue && !w->load_pending && w->model &&
+                w->cbs.state) {
+                pthread_mutex_unlock(&w->mu);
+                w->cbs.state(w->cbs.ud, "ready", ifl__backend(w), 0, 0);
+                pthread_mutex_lock(&w->mu);
+            }
             continue;
         } else {
             ifl_job *j = w->queue;
