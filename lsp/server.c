@@ -745,9 +745,9 @@ static void lsp__on_did_change_cursor(lsp_server *s, json_t *params) {
         return;
     size_t off;
     if (lsp_doc_pos_to_offset(d, s->enc, pos.line, pos.character, &off) != BASE_OK) {
-        lsp__logmsg(s, LSP_MSG_ERROR,
-                    "infilld/didChangeCursor ignored: position %u:%u lies outside %s", pos.line,
-                    pos.character, uri);
+        /* without a version it may describe a text still on its way */
+        BASE_LOGD("lsp", "infilld/didChangeCursor: %u:%u lies outside %s", pos.line, pos.character,
+                  uri);
         return;
     }
     if (s->has_provider && s->provider.cursor)
