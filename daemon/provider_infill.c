@@ -186,6 +186,10 @@ static void dmn__send_status(dmn__prov *p) {
         json_object_set_new(pf, "boundMs", json_real(ps.chunk_ms + ps.max_slice_ms));
         json_object_set_new(pf, "scheduleMs", json_real(p->pf_sched_ms));
         json_object_set_new(pf, "maxScheduleMs", json_real(p->pf_sched_max_ms));
+        json_object_set_new(pf, "maxPreemptWaitMs", json_real(ps.max_preempt_wait_ms));
+        json_object_set_new(pf, "resumed", json_integer(ps.resumed));
+        json_object_set_new(pf, "resumedLayers", json_integer(ps.resumed_layers));
+        json_object_set_new(pf, "resumeDropped", json_integer(ps.resume_dropped));
     } else {
         json_decref(sl);
     }

@@ -50,6 +50,15 @@ typedef struct ifl_plan_in {
     /* > 0: the document's context K/V is kept (kvstore.h), so a "full" step
      * recomputes about this many rows instead of the whole canvas */
     int warm_rows;
+    /* > 0: an idle prefill already computed this request's first full step
+     * with this context and prefilled_cands candidates (infill/prefill.c):
+     * the plan keeps both, so that the step matches, and does not count
+     * that step's cost. */
+    int prefilled_ctx, prefilled_cands;
+    /* The plan of an idle prefill: its first full step runs while the user
+     * is idle, so only the steps after it must fit the request's budget
+     * (the context is sized for those). */
+    bool first_free;
 } ifl_plan_in;
 
 typedef struct ifl_plan {
@@ -382,7 +391,9 @@ typedef struct ifl_job {
     double wait_ms; /* from submit to the worker taking it (a prefill's stop included) */
     /* private */
     uint64_t submit_ns;
-    bool pf_seen; /* a prefill was running when it was submitted */
+    bool pf_seen;    /* a prefill was running when it was submitted */
+    int pf_resume;   /* a preempted prefill queued again: the layer it stopped before */
+    bool pf_preempt; /* it stopped a running prefill (not joined it) */
     volatile int cancel;
     struct ifl_job *next;
     void *handoff; /* worker.c: a remote job whose transfer runs on the loop */
@@ -463,6 +474,16 @@ typedef struct ifl_prefill_stats {
     double slice_ms[IFL_PH_N];
     double max_slice_ms;
     int max_slice_phase;
+    /* Preempted between layers by a job that then ran no step on the
+     * context: queued again, and when nothing else used the context before
+     * it ran, continued from that layer (eng_ctx_resumable) instead of
+     * starting over; else dropped. */
+    long long resumed, resume_dropped;
+    long long resumed_layers; /* layers not recomputed thanks to it */
+    /* The longest wait of a job that stopped a prefill (max_wait_ms also
+     * counts jobs that joined one, which wait for it to finish): what
+     * chunk_ms + max_slice_ms bounds, up to thread scheduling. */
+    double max_preempt_wait_ms;
 } ifl_prefill_stats;
 
 /* Queues a prefill of req (copied) for group; replaces a queued one and
@@ -484,6 +505,8 @@ bool ifl_worker_prefill_stopping(ifl_worker *w);
  * prefill before its first layer, with the phase that just ended (a
  * scripted hook makes phases slow or submits a job there). */
 void ifl_worker_set_phase_hook(ifl_worker *w, ifl_phase_fn fn, void *ud);
+/* Tests: eng_ctx_set_layer_hook on the ctx of every model it loads. */
+void ifl_worker_set_layer_hook(ifl_worker *w, void (*fn)(void *ud, int layer), void *ud);
 
 /* The model's prefill slot: does a kept first step apply, and its stated
  * per-layer bound. Cleared by anything else that uses the model's ctx. */
@@ -494,6 +517,8 @@ void ifl_model_prefill_clear(ifl_model *m);
 /* A prefill starts now: its phase clock (ifl_phase) restarts. Read its
  * longest stretch per phase afterwards. */
 void ifl_model_prefill_begin(ifl_model *m);
+/* The layer the ctx's stopped pass can go on from (eng_ctx_resumable), 0: none. */
+int ifl_model_prefill_resumable(const ifl_model *m);
 void ifl_model_prefill_slices(const ifl_model *m, double ms[IFL_PH_N]);
 void ifl_model_set_phase_hook(ifl_model *m, ifl_phase_fn fn, void *ud);
 

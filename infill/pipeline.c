@@ -35,6 +35,10 @@ struct ifl_model {
     uint64_t ctx_gen;
     double pf_chunk_ms; /* the last prefill's predicted ms per layer */
     long long pf_hits;
+    /* The kept step's request (ifl__pf_key) and its plan's context and
+     * candidates: a request with the same key plans around it. */
+    uint64_t pf_key;
+    int pf_ctx, pf_cands;
     /* The running prefill's phase clock (ifl_phase): when its last check
      * passed, and its longest stretch per phase. */
     uint64_t ph_mark;
@@ -51,6 +55,10 @@ const char *ifl_phase_name(int ph) {
 void ifl_model_prefill_begin(ifl_model *m) {
     memset(m->ph_ms, 0, sizeof m->ph_ms);
     m->ph_mark = base_now_ns();
+}
+
+int ifl_model_prefill_resumable(const ifl_model *m) {
+    return m && m->ctx && !m->dg ? eng_ctx_resumable(m->ctx) : 0;
 }
 
 void ifl_model_prefill_slices(const ifl_model *m, double ms[IFL_PH_N]) {
@@ -1204,6 +1212,43 @@ static void ifl__plan_in(const ifl_model *m, const ifl_text_req *tr, int n, int 
         in->warm_rows = cap + 2 * ifl_kv_get_opts(m->kv)->margin + 32;
 }
 
+/* What makes a request's first step: its text, span and settings (the
+ * budget aside, which only the plan reads). A prefill and the request that
+ * follows it have the same key. */
+static uint64_t ifl__mix(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t ifl__pf_key(const ifl_doc_req *r, const ifl_source_req *sr) {
+    uint64_t h = 1469598103934665603ull;
+    h = ifl__mix(h, r->text, r->len);
+    int64_t v[] = {(int64_t)r->len,
+                   (int64_t)sr->prefix_len,
+                   (int64_t)sr->suffix_len,
+                   sr->n_hole,
+                   sr->n_hole_cap,
+                   r->candidates,
+                   r->has_seed,
+                   (int64_t)r->seed,
+                   r->steps,
+                   (int64_t)r->alg,
+                   r->max_hole,
+                   r->n_hole,
+                   (int64_t)r->mode,
+                   r->max_steps,
+                   r->time_budget_ms,
+                   r->grow_extend};
+    h = ifl__mix(h, v, sizeof v);
+    if (r->doc_key)
+        h = ifl__mix(h, r->doc_key, strlen(r->doc_key) + 1);
+    if (r->language)
+        h = ifl__mix(h, r->language, strlen(r->language) + 1);
+    return h;
+}
+
 /* The local source: main's engine run, planned from the cost model when the
  * request has a deadline, with hole growth. */
 static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
@@ -1273,13 +1318,26 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
         tr.tok_prefix = tp;
         tr.tok_suffix = ts;
     }
+    /* A prefill of this very request kept its first step: plan around it. */
+    const uint64_t key = deadline ? ifl__pf_key(r, sr) : 0;
+    const bool pf_mine = deadline && !r->prefill && ifl_model_prefilled(m) && m->pf_key == key;
+    int pf_ctx = 0, pf_cands = 0; /* a prefill's plan */
     for (;;) {
         tr.params.n_hole = n;
         if (deadline) {
             /* Plan this run from what is left of the budget. */
             ifl_plan pl;
             ifl__plan_in(m, &tr, n, cap, n_ctx, budget_ms, deadline, &pin);
+            if (out->runs == 0 && pf_mine) {
+                pin.prefilled_ctx = m->pf_ctx;
+                pin.prefilled_cands = m->pf_cands;
+            }
+            pin.first_free = r->prefill;
             ifl_plan_make(&m->cost, &pin, &pl);
+            if (r->prefill) {
+                pf_ctx = pl.ctx_tokens;
+                pf_cands = pl.candidates;
+            }
             if (out->runs == 0)
                 out->plan = pl;
             /* A cost model that refuses every request never observes a run to
@@ -1311,8 +1369,16 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
             st = BASE_ERR_CANCELLED;
             break;
         }
+        /* A prefill's first step, and the request's that takes it, run ahead
+         * of the deadline: neither is cut to a final step for its own cost. */
+        tr.params.first_free = deadline && out->runs == 0 && (r->prefill || pf_mine);
         ifl_text_res run;
         st = ifl_infill_text(m, &tr, cancel, &run);
+        if (r->prefill && deadline && ifl_model_prefilled(m)) {
+            m->pf_key = key;
+            m->pf_ctx = pf_ctx;
+            m->pf_cands = pf_cands;
+        }
         if (st == BASE_ERR_TOO_LARGE && out->runs > 0) {
             st = BASE_OK; /* the canvas holds no larger hole: keep the last run */
             break;

@@ -47,6 +47,8 @@ struct ifl_worker {
     void *wrap_ud;
     ifl_phase_fn phase_fn; /* tests: for every model loaded */
     void *phase_ud;
+    void (*layer_fn)(void *ud, int layer); /* tests: for every model loaded */
+    void *layer_ud;
 };
 
 typedef struct ifl__pctx {
@@ -123,6 +125,8 @@ static void ifl__do_load(ifl_worker *w, char *dir, ifl_remote_cfg *rc) {
         ifl_model_set_step_wrap(w->model, w->wrap, w->wrap_ud);
     if (w->model && w->phase_fn)
         ifl_model_set_phase_hook(w->model, w->phase_fn, w->phase_ud);
+    if (w->model && w->layer_fn && ifl_model_ctx(w->model))
+        eng_ctx_set_layer_hook(ifl_model_ctx(w->model), w->layer_fn, w->layer_ud);
     pthread_mutex_unlock(&w->mu);
     if (w->model && ifl_model_damaged(w->model)) {
         snprintf(err.msg, sizeof err.msg, "%s was truncated while it was being loaded",
@@ -265,11 +269,20 @@ static bool ifl__run_prefill(ifl_worker *w, ifl_job *j) {
     ifl_model *m = w->model;
     if (!j)
         return false;
-    if (!m || w->remote || ifl_model_damaged(m) || base_flag_get(&j->cancel)) {
+    /* A preempted one queued again runs only if its stopped pass can go on
+     * (no job ran a step on the context since): else it is dropped. */
+    bool stale = j && j->pf_resume > 0 && m && ifl_model_prefill_resumable(m) != j->pf_resume;
+    if (!m || w->remote || ifl_model_damaged(m) || base_flag_get(&j->cancel) || stale) {
+        if (stale)
+            w->pst.resume_dropped++;
         pthread_mutex_unlock(&w->mu);
         ifl_job_free(j);
         pthread_mutex_lock(&w->mu);
         return false;
+    }
+    if (j->pf_resume > 0) {
+        w->pst.resumed++;
+        w->pst.resumed_layers += j->pf_resume;
     }
     w->pf_running = j;
     w->pst.runs++;
@@ -306,6 +319,18 @@ static bool ifl__run_prefill(ifl_worker *w, ifl_job *j) {
         w->pst.last_run_ms = ms;
     } else if (c == 3) {
         w->pst.preempted++;
+        /* Stopped between layers: queued again (unless something newer is)
+         * to go on from that layer once the jobs before it are done, if
+         * none of them runs a step on the context. */
+        int at = ifl_model_prefill_resumable(m);
+        if (at > 0 && !w->pf_queued) {
+            ifl_doc_res_free(&j->res);
+            memset(&j->res, 0, sizeof j->res);
+            j->pf_resume = at;
+            base_flag_set(&j->cancel, 0);
+            w->pf_queued = j;
+            j = NULL;
+        }
     } else if (c) {
         w->pst.aborted++;
     } else if (st != BASE_ERR_CANCELLED) {
@@ -373,6 +398,8 @@ static void *ifl__worker_main(void *arg) {
                 w->pst.last_wait_ms = j->wait_ms;
                 if (j->wait_ms > w->pst.max_wait_ms)
                     w->pst.max_wait_ms = j->wait_ms;
+                if (j->pf_preempt && j->wait_ms > w->pst.max_preempt_wait_ms)
+                    w->pst.max_preempt_wait_ms = j->wait_ms;
             }
             long long hits0 = w->model ? ifl_model_prefill_hits(w->model) : 0;
             pthread_mutex_unlock(&w->mu);
@@ -610,10 +637,12 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
      * and the job takes it over. A queued one of this group is stale. */
     if (w->pf_running) {
         j->pf_seen = true;
-        if (w->pf_running->group == group && ifl__same_req(&w->pf_running->req, &j->req))
+        if (w->pf_running->group == group && ifl__same_req(&w->pf_running->req, &j->req)) {
             w->pst.joined++;
-        else
+        } else {
             base_flag_set(&w->pf_running->cancel, 3);
+            j->pf_preempt = true;
+        }
     }
     if (w->pf_queued && w->pf_queued->group == group) {
         pf_drop = w->pf_queued;
@@ -738,6 +767,13 @@ void ifl_worker_set_step_wrap(ifl_worker *w, ifl_step_wrap_fn fn, void *ud) {
     pthread_mutex_lock(&w->mu);
     w->wrap = fn;
     w->wrap_ud = ud;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void ifl_worker_set_layer_hook(ifl_worker *w, void (*fn)(void *ud, int layer), void *ud) {
+    pthread_mutex_lock(&w->mu);
+    w->layer_fn = fn;
+    w->layer_ud = ud;
     pthread_mutex_unlock(&w->mu);
 }
 
