@@ -517,6 +517,8 @@ void ifl_model_prefill_clear(ifl_model *m);
 /* A prefill starts now: its phase clock (ifl_phase) restarts. Read its
  * longest stretch per phase afterwards. */
 void ifl_model_prefill_begin(ifl_model *m);
+/* The running prefill's predicted forward in ms (0: not planned yet); any thread. */
+int ifl_model_prefill_predicted_ms(const ifl_model *m);
 /* The layer the ctx's stopped pass can go on from (eng_ctx_resumable), 0: none. */
 int ifl_model_prefill_resumable(const ifl_model *m);
 void ifl_model_prefill_slices(const ifl_model *m, double ms[IFL_PH_N]);

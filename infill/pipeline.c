@@ -39,6 +39,7 @@ struct ifl_model {
      * candidates: a request with the same key plans around it. */
     uint64_t pf_key;
     int pf_ctx, pf_cands;
+    volatile int pf_pred_ms; /* the running prefill's predicted forward (read by the worker) */
     /* The running prefill's phase clock (ifl_phase): when its last check
      * passed, and its longest stretch per phase. */
     uint64_t ph_mark;
@@ -52,7 +53,12 @@ const char *ifl_phase_name(int ph) {
     return ph >= 0 && ph < IFL_PH_N ? names[ph] : "?";
 }
 
+int ifl_model_prefill_predicted_ms(const ifl_model *m) {
+    return m ? base_flag_get(&m->pf_pred_ms) : 0;
+}
+
 void ifl_model_prefill_begin(ifl_model *m) {
+    base_flag_set(&m->pf_pred_ms, 0);
     memset(m->ph_ms, 0, sizeof m->ph_ms);
     m->ph_mark = base_now_ns();
 }
@@ -856,6 +862,7 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         if (head < 0 || head > full)
             head = 0;
         m->pf_chunk_ms = (full - head) / (m->info.n_layer > 0 ? m->info.n_layer : 1) + head;
+        base_flag_set(&m->pf_pred_ms, (int)BASE_MIN(full + 1.0, 1e9));
     }
     eng_diff_result dr;
     eng_ctx_set_cancel(m->ctx, cancel);

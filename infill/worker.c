@@ -40,6 +40,7 @@ struct ifl_worker {
     /* Idle prefill (infill.h): at most one queued and one running; cancel
      * flag 3 = preempted by another job, 1 = aborted (edit, newer, load). */
     ifl_job *pf_queued, *pf_running;
+    uint64_t pf_t0; /* when pf_running started */
     ifl_prefill_stats pst;
     void (*pf_hook)(void *ud, uint64_t group);
     void *pf_hook_ud;
@@ -285,6 +286,7 @@ static bool ifl__run_prefill(ifl_worker *w, ifl_job *j) {
         w->pst.resumed_layers += j->pf_resume;
     }
     w->pf_running = j;
+    w->pf_t0 = base_now_ns();
     w->pst.runs++;
     void (*hook)(void *, uint64_t) = w->pf_hook;
     void *hook_ud = w->pf_hook_ud;
@@ -637,7 +639,16 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
      * and the job takes it over. A queued one of this group is stale. */
     if (w->pf_running) {
         j->pf_seen = true;
-        if (w->pf_running->group == group && ifl__same_req(&w->pf_running->req, &j->req)) {
+        /* Joining makes the job wait for the rest of the forward: only when
+         * that is predicted to leave it its budget. Else it preempts: the
+         * prefill goes on after it if it runs no step, and if it does, it
+         * computes that step itself. */
+        bool fits = true;
+        if (j->req.time_budget_ms > 0 && w->model) {
+            double left = ifl_model_prefill_predicted_ms(w->model) - base_ms_since(w->pf_t0);
+            fits = left < 0.5 * j->req.time_budget_ms;
+        }
+        if (w->pf_running->group == group && ifl__same_req(&w->pf_running->req, &j->req) && fits) {
             w->pst.joined++;
         } else {
             base_flag_set(&w->pf_running->cancel, 3);
