@@ -640,13 +640,14 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
     if (w->pf_running) {
         j->pf_seen = true;
         /* Joining makes the job wait for the rest of the forward: only when
-         * that is predicted to leave it its budget. Else it preempts: the
+         * that is predicted to leave it a fifth of its budget for the steps
+         * after. Else it preempts: the
          * prefill goes on after it if it runs no step, and if it does, it
          * computes that step itself. */
         bool fits = true;
         if (j->req.time_budget_ms > 0 && w->model) {
             double left = ifl_model_prefill_predicted_ms(w->model) - base_ms_since(w->pf_t0);
-            fits = left < 0.5 * j->req.time_budget_ms;
+            fits = left < 0.8 * j->req.time_budget_ms;
         }
         if (w->pf_running->group == group && ifl__same_req(&w->pf_running->req, &j->req) && fits) {
             w->pst.joined++;
