@@ -96,7 +96,9 @@ typedef struct dmn__prov {
     lsp_server *pf_srv;
     char *pf_uri;
     size_t pf_cursor;
-    bool pf_enabled; /* the last edit's session had it on */
+    bool pf_enabled;                     /* the last edit's session had it on */
+    double pf_sched_ms, pf_sched_max_ms; /* the loop's work to queue one */
+    int64_t pf_version;                  /* the document's version at pf_cursor */
 } dmn__prov;
 
 static void dmn__push(dmn__prov *p, dmn__event *e) {
@@ -169,6 +171,28 @@ static void dmn__send_status(dmn__prov *p) {
                            (json_int_t)ps.joined, "hits", (json_int_t)ps.hits, "waits",
                            (json_int_t)ps.waits, "maxWaitMs", ps.max_wait_ms, "lastWaitMs",
                            ps.last_wait_ms, "chunkMs", ps.chunk_ms, "lastRunMs", ps.last_run_ms);
+    /* Where the time before the first layer goes (the last prefill's longest
+     * stretch per phase), the longest stretch seen, and the bound a waiting
+     * job is held to: that stretch or one layer (+ head), whichever is
+     * longer; boundMs states their sum. scheduleMs: the LSP thread's own
+     * work to queue a prefill (span on the document's tree, request copy). */
+    json_t *sl = json_object();
+    for (int i = 0; pf && sl && i < IFL_PH_N; i++)
+        json_object_set_new(sl, ifl_phase_name(i), json_real(ps.slice_ms[i]));
+    if (pf && sl) {
+        json_object_set_new(pf, "slicesMs", sl);
+        json_object_set_new(pf, "maxSliceMs", json_real(ps.max_slice_ms));
+        json_object_set_new(pf, "maxSlicePhase", json_string(ifl_phase_name(ps.max_slice_phase)));
+        json_object_set_new(pf, "boundMs", json_real(ps.chunk_ms + ps.max_slice_ms));
+        json_object_set_new(pf, "scheduleMs", json_real(p->pf_sched_ms));
+        json_object_set_new(pf, "maxScheduleMs", json_real(p->pf_sched_max_ms));
+        json_object_set_new(pf, "maxPreemptWaitMs", json_real(ps.max_preempt_wait_ms));
+        json_object_set_new(pf, "resumed", json_integer(ps.resumed));
+        json_object_set_new(pf, "resumedLayers", json_integer(ps.resumed_layers));
+        json_object_set_new(pf, "resumeDropped", json_integer(ps.resume_dropped));
+    } else {
+        json_decref(sl);
+    }
     lsp_status st = {p->model_dir, dev,
                      p->state,     p->last_latency_ms > 0 ? p->last_latency_ms : -1.0,
                      p->last_plan, pf};
@@ -325,6 +349,9 @@ static void dmn__handle_partial(dmn__prov *p, dmn__event *ev) {
                        ev->steps);
 }
 
+static void dmn__pf_fire(uv_timer_t *t);
+static uint64_t dmn__pf_delay(const json_t *set);
+
 static void dmn__handle_state(dmn__prov *p, dmn__event *ev) {
     if (strcmp(ev->state, "loading") == 0) {
         if (ev->total == 0)
@@ -358,10 +385,15 @@ static void dmn__handle_state(dmn__prov *p, dmn__event *ev) {
             BASE_LOGE("dmn", "%s", msg);
         }
     }
+    bool loaded = strcmp(ev->state, "ready") == 0 && strcmp(p->state, "loading") == 0;
     if (strcmp(ev->state, "ready") == 0 && ev->text)
         snprintf(p->backend, sizeof p->backend, "%s", ev->text);
     snprintf(p->state, sizeof p->state, "%s", ev->state);
     dmn__send_status(p);
+    /* A prefill that came due while the model loaded (a file opened at
+     * startup, its cursor reported) runs now. */
+    if (loaded && p->pf_srv && p->pf_uri && p->pf_timer && p->pf_enabled)
+        uv_timer_start(p->pf_timer, dmn__pf_fire, dmn__pf_delay(lsp_server_settings(p->pf_srv)), 0);
 }
 
 static void dmn__drain(uv_async_t *a) {
@@ -690,8 +722,20 @@ static void dmn__pf_forget(dmn__prov *p) {
         uv_timer_stop(p->pf_timer);
 }
 
+static void dmn__pf_queue(dmn__prov *p);
+
 static void dmn__pf_fire(uv_timer_t *t) {
     dmn__prov *p = t->data;
+    uint64_t t0 = base_now_ns();
+    dmn__pf_queue(p);
+    p->pf_sched_ms = base_ms_since(t0);
+    if (p->pf_sched_ms > p->pf_sched_max_ms)
+        p->pf_sched_max_ms = p->pf_sched_ms;
+}
+
+/* Builds the automatic request at pf_cursor exactly as dmn__complete would
+ * and queues its prefill. */
+static void dmn__pf_queue(dmn__prov *p) {
     lsp_server *srv = p->pf_srv;
     if (!srv || !p->pf_uri || !p->worker || p->source_error ||
         (strcmp(p->state, "ready") != 0 && strcmp(p->state, "busy") != 0))
@@ -732,11 +776,9 @@ static void dmn__pf_fire(uv_timer_t *t) {
         BASE_LOGW("dmn", "idle prefill not queued: out of memory");
 }
 
-static void dmn__pf_edited(void *ud, const lsp_doc *doc, const lsp_edit_event *ev) {
-    dmn__sess *s = ud;
+/* Schedules the idle prefill of doc at cursor after the quiet delay. */
+static void dmn__pf_schedule(dmn__sess *s, const lsp_doc *doc, size_t cursor) {
     dmn__prov *p = s->p;
-    if (s->gone || !p->worker || !p->pf_timer)
-        return;
     const char *uri = lsp_doc_uri(doc);
     ifl_worker_prefill_cancel(p->worker, dmn__group(s->srv, uri));
     const json_t *set = lsp_server_settings(s->srv);
@@ -752,8 +794,38 @@ static void dmn__pf_edited(void *ud, const lsp_doc *doc, const lsp_edit_event *e
     free(p->pf_uri);
     p->pf_uri = u;
     p->pf_srv = s->srv;
-    p->pf_cursor = ev->new_end_byte;
+    p->pf_cursor = cursor;
+    p->pf_version = lsp_doc_version(doc);
     uv_timer_start(p->pf_timer, dmn__pf_fire, dmn__pf_delay(set), 0);
+}
+
+static void dmn__pf_edited(void *ud, const lsp_doc *doc, const lsp_edit_event *ev) {
+    dmn__sess *s = ud;
+    if (s->gone || !s->p->worker || !s->p->pf_timer)
+        return;
+    dmn__pf_schedule(s, doc, ev->new_end_byte);
+}
+
+/* infilld/didChangeCursor: the editor says where its cursor is (the only way
+ * to know it for a newly opened document, or after a move without an edit).
+ * The same place of the same text as the last scheduled prefill (e.g. the
+ * cursor notification that follows a keystroke) changes nothing. */
+static void dmn__pf_cursor(void *ud, lsp_server *srv, const lsp_doc *doc, size_t offset) {
+    dmn__prov *p = ud;
+    if (!p->worker || !p->pf_timer)
+        return;
+    (void)dmn__syntax(p, srv); /* the session's trees (and its edit listener) */
+    dmn__sess *s = NULL;
+    for (dmn__sess *x = p->sessions; x; x = x->next)
+        if (x->srv == srv && !x->gone)
+            s = x;
+    if (!s)
+        return;
+    const char *uri = lsp_doc_uri(doc);
+    if (p->pf_srv == srv && p->pf_uri && uri && strcmp(p->pf_uri, uri) == 0 &&
+        p->pf_cursor == offset && p->pf_version == lsp_doc_version(doc))
+        return;
+    dmn__pf_schedule(s, doc, offset);
 }
 
 static void dmn__pf_closed(void *ud, const lsp_doc *doc) {
@@ -1129,6 +1201,7 @@ lsp_provider_i *dmn_provider_new(const dmn_config *cfg, uv_loop_t *loop, dmn_hos
     p->iface.configure = dmn__configure;
     p->iface.session_close = dmn__session_close;
     p->iface.session_open = dmn__session_open;
+    p->iface.cursor = dmn__pf_cursor;
     p->pf_enabled = true; /* the setting's default until an edit says otherwise */
     p->pf_timer = malloc(sizeof *p->pf_timer);
     if (p->pf_timer && uv_timer_init(loop, p->pf_timer) == 0) {

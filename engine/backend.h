@@ -53,6 +53,11 @@ typedef struct eng_backend_i {
     base_status (*kv_import)(eng_bctx *c, const eng_batch *batch, const float *saved,
                              const int32_t *src, int n_saved);
     base_status (*kv_row)(eng_bctx *c, int layer, int b, int i, float *k, float *v);
+    /* A pass stopped by its cancel flag before layer l > 0 goes on from l when
+     * the next pass has the same batch and window and nothing else used the
+     * context since (engine.h eng_ctx_resumable); optional. */
+    int (*resumable)(eng_bctx *c);
+    void (*set_layer_hook)(eng_bctx *c, void (*fn)(void *ud, int layer), void *ud); /* tests */
 } eng_backend_i;
 
 extern const eng_backend_i eng_backend_cpu;

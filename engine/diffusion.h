@@ -85,7 +85,11 @@ typedef struct eng_diff_params {
     const int32_t *hole_init;
     int n_hole_init;
     float hole_init_prob;
-    uint64_t deadline_ns;       /* base_now_ns() deadline (0 = none); then one final commit step */
+    uint64_t deadline_ns; /* base_now_ns() deadline (0 = none); then one final commit step */
+    /* The first step costs the deadline nothing (an idle prefill computes it
+     * ahead, infill/prefill.c): it is not made the final one for its own
+     * predicted cost. */
+    bool first_free;
     int dreamon_max_hole;       /* DreamOn: largest hole (0 = max(64, N)) */
     int dreamon_budget;         /* DreamOn: expansions allowed (0 = dreamon_max_hole) */
     const volatile int *cancel; /* checked between steps; non-zero → ERR_CANCELLED */

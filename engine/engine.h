@@ -258,6 +258,14 @@ base_status eng_ctx_kv_row(eng_ctx *c, int layer, int b, int i, float *k, float 
 
 /* Cancellation flag checked between layers by long forwards (may be NULL). */
 void eng_ctx_set_cancel(eng_ctx *c, const volatile int *flag);
+/* A pass that its cancel flag stopped before layer l > 0 keeps its hidden
+ * rows and the K/V of the layers below l: the next pass with the same batch
+ * and window, with nothing else run on (or imported into) the context in
+ * between, starts at layer l, bit for bit what the whole pass computes.
+ * Returns l, or 0 when nothing can be resumed (CUDA: never). */
+int eng_ctx_resumable(const eng_ctx *c);
+/* Tests: fn(ud, l) runs before every layer's cancel check (NULL: none). */
+void eng_ctx_set_layer_hook(eng_ctx *c, void (*fn)(void *ud, int layer), void *ud);
 
 /* Counter-based uniform in (0, 1): splitmix64 over the four counters (see
  * engine/sample/noise.c for the exact definition shared with the test reference). */

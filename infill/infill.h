@@ -50,6 +50,15 @@ typedef struct ifl_plan_in {
     /* > 0: the document's context K/V is kept (kvstore.h), so a "full" step
      * recomputes about this many rows instead of the whole canvas */
     int warm_rows;
+    /* > 0: an idle prefill already computed this request's first full step
+     * with this context and prefilled_cands candidates (infill/prefill.c):
+     * the plan keeps both, so that the step matches, and does not count
+     * that step's cost. */
+    int prefilled_ctx, prefilled_cands;
+    /* The plan of an idle prefill: its first full step runs while the user
+     * is idle, so only the steps after it must fit the request's budget
+     * (the context is sized for those). */
+    bool first_free;
 } ifl_plan_in;
 
 typedef struct ifl_plan {
@@ -172,6 +181,10 @@ typedef struct ifl_text_req {
      * results for the next run whose first step is the same, and return
      * BASE_ERR_CANCELLED (nothing else is computed). */
     bool prefill;
+    /* The whole prefix and suffix already tokenized (the planner's count):
+     * used instead of tokenizing them again (NULL: tokenize). */
+    const int32_t *tok_prefix, *tok_suffix;
+    int n_tok_prefix, n_tok_suffix;
 } ifl_text_req;
 
 #define IFL_MASK_PLACEHOLDER "\xe2\x80\xa6" /* U+2026 per run of masks */
@@ -380,7 +393,9 @@ typedef struct ifl_job {
     double wait_ms; /* from submit to the worker taking it (a prefill's stop included) */
     /* private */
     uint64_t submit_ns;
-    bool pf_seen; /* a prefill was running when it was submitted */
+    bool pf_seen;    /* a prefill was running when it was submitted */
+    int pf_resume;   /* a preempted prefill queued again: the layer it stopped before */
+    bool pf_preempt; /* it stopped a running prefill (not joined it) */
     volatile int cancel;
     struct ifl_job *next;
     void *handoff; /* worker.c: a remote job whose transfer runs on the loop */
@@ -419,9 +434,28 @@ void ifl_job_free(ifl_job *j);
  * request gets them bit for bit (exact mode too) and pays only the steps
  * after. Any other job preempts a running prefill at the engine's next layer
  * boundary (its cancel check): the wait is at most one layer of the
- * prefill's forward, chunk_ms below (predicted from the cost model). A job
+ * prefill's forward, chunk_ms below (predicted from the cost model), or one
+ * of the phases before it (ifl_phase, measured: max_slice_ms). A job
  * for the same document, text, cursor and settings lets it finish instead
  * (it would compute the same step itself). */
+/* What a prefill does before its first layer, in order, each ended by a
+ * preemption check (a job waiting stops the prefill there): PREPARE the job
+ * and its span (the span comes from the document's tree, located on the LSP
+ * thread), COUNT the context's tokens for the planner, TOKENIZE it (only
+ * when COUNT did not: the planner's ids are reused), CUT it to the planned
+ * size (one check per re-tokenizing round), SETUP the canvas up to the
+ * first step. After SETUP the engine checks before every layer. */
+typedef enum ifl_phase {
+    IFL_PH_PREPARE,
+    IFL_PH_COUNT,
+    IFL_PH_TOKENIZE,
+    IFL_PH_CUT,
+    IFL_PH_SETUP,
+    IFL_PH_N
+} ifl_phase;
+const char *ifl_phase_name(int ph);
+typedef void (*ifl_phase_fn)(void *ud, int phase);
+
 typedef struct ifl_prefill_stats {
     long long queued;    /* prefills asked for */
     long long runs;      /* started */
@@ -433,8 +467,25 @@ typedef struct ifl_prefill_stats {
     long long waits;     /* jobs that found a prefill running */
     double max_wait_ms;  /* the longest such a job waited for the worker */
     double last_wait_ms;
-    double chunk_ms;    /* stated bound: predicted ms of one layer of the last prefill's forward */
+    double chunk_ms;    /* predicted ms of the longest stretch of the forward without a check:
+                           one layer, plus the LM head after the last (cost model) */
     double last_run_ms; /* the last completed prefill's time */
+    /* The stretches before the first layer (ifl_phase): the last run's
+     * longest per phase, the longest seen and its phase. What a job arriving
+     * mid-prefill waits for is bounded by chunk_ms + max_slice_ms. */
+    double slice_ms[IFL_PH_N];
+    double max_slice_ms;
+    int max_slice_phase;
+    /* Preempted between layers by a job that then ran no step on the
+     * context: queued again, and when nothing else used the context before
+     * it ran, continued from that layer (eng_ctx_resumable) instead of
+     * starting over; else dropped. */
+    long long resumed, resume_dropped;
+    long long resumed_layers; /* layers not recomputed thanks to it */
+    /* The longest wait of a job that stopped a prefill (max_wait_ms also
+     * counts jobs that joined one, which wait for it to finish): what
+     * chunk_ms + max_slice_ms bounds, up to thread scheduling. */
+    double max_preempt_wait_ms;
 } ifl_prefill_stats;
 
 /* Queues a prefill of req (copied) for group; replaces a queued one and
@@ -452,11 +503,27 @@ void ifl_worker_set_prefill_hook(ifl_worker *w, void (*fn)(void *ud, uint64_t gr
 void ifl_worker_set_step_wrap(ifl_worker *w, ifl_step_wrap_fn fn, void *ud);
 bool ifl_worker_prefill_stopping(ifl_worker *w);
 
+/* Tests: called on the worker thread at every preemption check of a
+ * prefill before its first layer, with the phase that just ended (a
+ * scripted hook makes phases slow or submits a job there). */
+void ifl_worker_set_phase_hook(ifl_worker *w, ifl_phase_fn fn, void *ud);
+/* Tests: eng_ctx_set_layer_hook on the ctx of every model it loads. */
+void ifl_worker_set_layer_hook(ifl_worker *w, void (*fn)(void *ud, int layer), void *ud);
+
 /* The model's prefill slot: does a kept first step apply, and its stated
  * per-layer bound. Cleared by anything else that uses the model's ctx. */
 bool ifl_model_prefilled(const ifl_model *m);
 double ifl_model_prefill_chunk_ms(const ifl_model *m);
 long long ifl_model_prefill_hits(const ifl_model *m); /* first steps served so far */
 void ifl_model_prefill_clear(ifl_model *m);
+/* A prefill starts now: its phase clock (ifl_phase) restarts. Read its
+ * longest stretch per phase afterwards. */
+void ifl_model_prefill_begin(ifl_model *m);
+/* The running prefill's predicted forward in ms (0: not planned yet); any thread. */
+int ifl_model_prefill_predicted_ms(const ifl_model *m);
+/* The layer the ctx's stopped pass can go on from (eng_ctx_resumable), 0: none. */
+int ifl_model_prefill_resumable(const ifl_model *m);
+void ifl_model_prefill_slices(const ifl_model *m, double ms[IFL_PH_N]);
+void ifl_model_set_phase_hook(ifl_model *m, ifl_phase_fn fn, void *ud);
 
 #endif

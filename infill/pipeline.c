@@ -35,7 +35,61 @@ struct ifl_model {
     uint64_t ctx_gen;
     double pf_chunk_ms; /* the last prefill's predicted ms per layer */
     long long pf_hits;
+    /* The kept step's request (ifl__pf_key) and its plan's context and
+     * candidates: a request with the same key plans around it. */
+    uint64_t pf_key;
+    int pf_ctx, pf_cands;
+    volatile int pf_pred_ms; /* the running prefill's predicted forward (read by the worker) */
+    /* The running prefill's phase clock (ifl_phase): when its last check
+     * passed, and its longest stretch per phase. */
+    uint64_t ph_mark;
+    double ph_ms[IFL_PH_N];
+    ifl_phase_fn phase_fn; /* tests */
+    void *phase_ud;
 };
+
+const char *ifl_phase_name(int ph) {
+    static const char *const names[IFL_PH_N] = {"prepare", "count", "tokenize", "cut", "setup"};
+    return ph >= 0 && ph < IFL_PH_N ? names[ph] : "?";
+}
+
+int ifl_model_prefill_predicted_ms(const ifl_model *m) {
+    return m ? base_flag_get(&m->pf_pred_ms) : 0;
+}
+
+void ifl_model_prefill_begin(ifl_model *m) {
+    base_flag_set(&m->pf_pred_ms, 0);
+    memset(m->ph_ms, 0, sizeof m->ph_ms);
+    m->ph_mark = base_now_ns();
+}
+
+int ifl_model_prefill_resumable(const ifl_model *m) {
+    return m && m->ctx && !m->dg ? eng_ctx_resumable(m->ctx) : 0;
+}
+
+void ifl_model_prefill_slices(const ifl_model *m, double ms[IFL_PH_N]) {
+    memcpy(ms, m->ph_ms, sizeof m->ph_ms);
+}
+
+void ifl_model_set_phase_hook(ifl_model *m, ifl_phase_fn fn, void *ud) {
+    m->phase_fn = fn;
+    m->phase_ud = ud;
+}
+
+/* A preemption check ending phase ph: a prefill records the stretch since
+ * its last check. True when the run must stop (its cancel flag is set). */
+static bool ifl__yield(ifl_model *m, bool prefill, const volatile int *cancel, ifl_phase ph) {
+    if (prefill) {
+        if (m->phase_fn)
+            m->phase_fn(m->phase_ud, (int)ph);
+        uint64_t now = base_now_ns();
+        double ms = m->ph_mark && now > m->ph_mark ? (double)(now - m->ph_mark) / 1e6 : 0;
+        if (ms > m->ph_ms[ph])
+            m->ph_ms[ph] = ms;
+        m->ph_mark = now;
+    }
+    return base_flag_get(cancel) != 0;
+}
 
 ifl_kvstore *ifl_model_kv(ifl_model *m) { return m ? m->kv : NULL; }
 eng_ctx *ifl_model_ctx(ifl_model *m) { return m ? m->ctx : NULL; }
@@ -202,6 +256,7 @@ typedef struct ifl__pf_stepper {
     int n;     /* steps asked for */
     bool hit;  /* the first came from the slot */
     bool kept; /* prefill: the first went into the slot */
+    const volatile int *cancel;
 } ifl__pf_stepper;
 
 static base_status ifl__pf_step(void *ud, const eng_batch *batch, const eng_step_req *req,
@@ -218,6 +273,9 @@ static base_status ifl__pf_step(void *ud, const eng_batch *batch, const eng_step
     }
     if (s->prefill && s->n > 1)
         return BASE_ERR_CANCELLED; /* not reached: the first stops the run */
+    /* The canvas is set up: from here the engine checks before every layer. */
+    if (s->prefill && ifl__yield(m, true, s->cancel, IFL_PH_SETUP))
+        return BASE_ERR_CANCELLED;
     base_status st = s->inner.step(s->inner.ud, batch, req, out);
     m->ctx_gen++;
     if (s->prefill) {
@@ -329,12 +387,24 @@ static size_t ifl__cp_start(const char *s, size_t n, size_t off) {
     return off;
 }
 
-/* Drops the oldest prefix lines until the prefix has at most keep tokens. */
+/* A cut's re-tokenizing rounds are preemption checks of a prefill. */
+typedef struct ifl__yq {
+    ifl_model *m;
+    bool prefill;
+    const volatile int *cancel;
+} ifl__yq;
+
+/* Drops the oldest prefix lines until the prefix has at most keep tokens;
+ * *ids / *n_ids come in as the whole prefix's tokens. */
 static base_status ifl__cut_prefix(const eng_tokenizer *t, const char *s, size_t n, int keep,
-                                   int32_t **ids, int *n_ids, size_t *cut) {
+                                   int32_t **ids, int *n_ids, size_t *cut, const ifl__yq *y) {
     size_t off = 0;
-    base_status st = ifl__tokenize(t, s, n, ids, n_ids);
+    base_status st = BASE_OK;
     for (int iter = 0; st == BASE_OK && *n_ids > keep && iter < 24; iter++) {
+        if (ifl__yield(y->m, y->prefill, y->cancel, IFL_PH_CUT)) {
+            st = BASE_ERR_CANCELLED;
+            break;
+        }
         size_t rest = n - off;
         size_t want = keep <= 0 ? 0 : (size_t)((double)rest * keep / *n_ids);
         size_t o = n - want;
@@ -352,12 +422,17 @@ static base_status ifl__cut_prefix(const eng_tokenizer *t, const char *s, size_t
     return st;
 }
 
-/* Drops the last suffix lines until the suffix has at most keep tokens. */
+/* Drops the last suffix lines until the suffix has at most keep tokens;
+ * *ids / *n_ids come in as the whole suffix's tokens. */
 static base_status ifl__cut_suffix(const eng_tokenizer *t, const char *s, size_t n, int keep,
-                                   int32_t **ids, int *n_ids, size_t *cut) {
+                                   int32_t **ids, int *n_ids, size_t *cut, const ifl__yq *y) {
     size_t end = n;
-    base_status st = ifl__tokenize(t, s, n, ids, n_ids);
+    base_status st = BASE_OK;
     for (int iter = 0; st == BASE_OK && *n_ids > keep && iter < 24; iter++) {
+        if (ifl__yield(y->m, y->prefill, y->cancel, IFL_PH_CUT)) {
+            st = BASE_ERR_CANCELLED;
+            break;
+        }
         size_t want = keep <= 0 ? 0 : (size_t)((double)end * keep / *n_ids);
         if (want >= end)
             want = end - 1;
@@ -521,13 +596,11 @@ static base_status ifl__dg_infill(ifl_model *m, const ifl_text_req *r, const vol
     char *user = NULL, *ans = NULL;
     size_t n_user = 0, n_ans = 0;
     eng_eb_result er = {0};
-    base_status st = ifl__tokenize(m->tok, pre, np, &cut, &n0);
-    free(cut);
-    cut = NULL;
+    const ifl__yq yq = {m, false, cancel};
+    int32_t *tp = NULL, *ts = NULL;
+    base_status st = ifl__tokenize(m->tok, pre, np, &tp, &n0);
     if (st == BASE_OK)
-        st = ifl__tokenize(m->tok, suf, ns, &cut, &n1);
-    free(cut);
-    cut = NULL;
+        st = ifl__tokenize(m->tok, suf, ns, &ts, &n1);
     int budget = (r->ctx_budget > 0 ? r->ctx_budget : m->max_len) - 96; /* the template */
     budget = BASE_MIN(budget, m->max_len - 96);
     if (st == BASE_OK && budget < 0)
@@ -535,14 +608,16 @@ static base_status ifl__dg_infill(ifl_model *m, const ifl_text_req *r, const vol
     int kp = 0, ks = 0;
     if (st == BASE_OK)
         ifl_budget_split(budget, n0, n1, &kp, &ks);
-    if (st == BASE_OK && n0 > kp)
-        st = ifl__cut_prefix(m->tok, pre, np, kp, &cut, &n_cut, &out->prefix_cut);
-    free(cut);
-    cut = NULL;
-    if (st == BASE_OK && n1 > ks)
-        st = ifl__cut_suffix(m->tok, suf, ns, ks, &cut, &n_cut, &out->suffix_cut);
-    free(cut);
-    cut = NULL;
+    if (st == BASE_OK && n0 > kp) {
+        n_cut = n0;
+        st = ifl__cut_prefix(m->tok, pre, np, kp, &tp, &n_cut, &out->prefix_cut, &yq);
+    }
+    if (st == BASE_OK && n1 > ks) {
+        n_cut = n1;
+        st = ifl__cut_suffix(m->tok, suf, ns, ks, &ts, &n_cut, &out->suffix_cut, &yq);
+    }
+    free(tp);
+    free(ts);
     if (st != BASE_OK)
         goto done;
     pre += out->prefix_cut, np -= out->prefix_cut, ns -= out->suffix_cut;
@@ -707,9 +782,28 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         /* the last request's cut still fits: kept (a stable anchor) */
     } else {
         int np0 = 0, ns0 = 0;
-        st = ifl__tokenize(m->tok, r->prefix ? r->prefix : "", r->prefix_len, &pre, &np0);
-        if (st == BASE_OK)
-            st = ifl__tokenize(m->tok, r->suffix ? r->suffix : "", r->suffix_len, &suf, &ns0);
+        const ifl__yq yq = {m, r->prefill, cancel};
+        if (r->tok_prefix && r->tok_suffix) {
+            /* The planner's count tokenized these very strings. */
+            np0 = r->n_tok_prefix;
+            ns0 = r->n_tok_suffix;
+            pre = malloc(sizeof(int32_t) * (size_t)(np0 + 1));
+            suf = malloc(sizeof(int32_t) * (size_t)(ns0 + 1));
+            if (!pre || !suf) {
+                st = BASE_ERR_NOMEM;
+                goto done;
+            }
+            memcpy(pre, r->tok_prefix, sizeof(int32_t) * (size_t)np0);
+            memcpy(suf, r->tok_suffix, sizeof(int32_t) * (size_t)ns0);
+        } else {
+            st = ifl__tokenize(m->tok, r->prefix ? r->prefix : "", r->prefix_len, &pre, &np0);
+            if (st == BASE_OK && ifl__yield(m, r->prefill, cancel, IFL_PH_TOKENIZE))
+                st = BASE_ERR_CANCELLED;
+            if (st == BASE_OK)
+                st = ifl__tokenize(m->tok, r->suffix ? r->suffix : "", r->suffix_len, &suf, &ns0);
+            if (st == BASE_OK && ifl__yield(m, r->prefill, cancel, IFL_PH_TOKENIZE))
+                st = BASE_ERR_CANCELLED;
+        }
         if (st != BASE_OK)
             goto done;
         int kp, ks;
@@ -720,18 +814,12 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
          * this one's start (ifl__anchored_cut) until the prefix fills kp. */
         if (kv_on && np0 > kp)
             kp -= kp / 8;
-        if (np0 > kp) {
-            free(pre);
-            pre = NULL;
+        if (np0 > kp)
             st = ifl__cut_prefix(m->tok, r->prefix, r->prefix_len, kp, &pre, &n_pre,
-                                 &out->prefix_cut);
-        }
-        if (st == BASE_OK && ns0 > ks) {
-            free(suf);
-            suf = NULL;
+                                 &out->prefix_cut, &yq);
+        if (st == BASE_OK && ns0 > ks)
             st = ifl__cut_suffix(m->tok, r->suffix, r->suffix_len, ks, &suf, &n_suf,
-                                 &out->suffix_cut);
-        }
+                                 &out->suffix_cut, &yq);
         if (st != BASE_OK)
             goto done;
     }
@@ -758,7 +846,7 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         stp.step = ifl__wrapped_step;
         stp.ud = &wrapped;
     }
-    ifl__pf_stepper pfs = {m, stp, r->prefill, 0, false, false};
+    ifl__pf_stepper pfs = {m, stp, r->prefill, 0, false, false, cancel};
     stp = (eng_stepper){ifl__pf_step, &pfs};
     if (p.deadline_ns) {
         p.step_cost = ifl__step_cost;
@@ -766,11 +854,16 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
     }
     eng_diff_prompt prompt = {pre, n_pre, suf, n_suf};
     if (r->prefill) {
-        /* The stated bound of a preemption: one layer of this forward. */
+        /* The longest stretch of this forward without a check: one layer,
+         * or the last one with the LM head and sampler after it. */
         int len = eng_diff_canvas_len(&m->info, &prompt, &p);
-        m->pf_chunk_ms =
-            ifl_cost_step_ms(&m->cost, len * p.candidates, len, p.n_hole * p.candidates) /
-            (m->info.n_layer > 0 ? m->info.n_layer : 1);
+        int npos = p.n_hole * p.candidates;
+        double full = ifl_cost_step_ms(&m->cost, len * p.candidates, len, npos);
+        double head = ifl_cost_step_ms(&m->cost, 0, 0, npos) - ifl_cost_step_ms(&m->cost, 0, 0, 0);
+        if (head < 0 || head > full)
+            head = 0;
+        m->pf_chunk_ms = (full - head) / (m->info.n_layer > 0 ? m->info.n_layer : 1) + head;
+        base_flag_set(&m->pf_pred_ms, (int)BASE_MIN(full + 1.0, 1e9));
     }
     eng_diff_result dr;
     eng_ctx_set_cancel(m->ctx, cancel);
@@ -931,18 +1024,13 @@ base_status ifl_infill_text_multi(ifl_model *m, const ifl_text_req *reqs, int n,
         ifl_budget_split(budget, np0, ns0, &kp, &ks);
         n_pre = np0;
         n_suf = ns0;
-        if (np0 > kp) {
-            free(pre[i]);
-            pre[i] = NULL;
+        const ifl__yq yq = {m, false, cancel};
+        if (np0 > kp)
             st = ifl__cut_prefix(m->tok, r->prefix, r->prefix_len, kp, &pre[i], &n_pre,
-                                 &out->prefix_cut);
-        }
-        if (st == BASE_OK && ns0 > ks) {
-            free(suf[i]);
-            suf[i] = NULL;
+                                 &out->prefix_cut, &yq);
+        if (st == BASE_OK && ns0 > ks)
             st = ifl__cut_suffix(m->tok, r->suffix, r->suffix_len, ks, &suf[i], &n_suf,
-                                 &out->suffix_cut);
-        }
+                                 &out->suffix_cut, &yq);
         out->n_prefix_tokens = n_pre;
         out->n_suffix_tokens = n_suf;
         prompts[i] = (eng_diff_prompt){pre[i], n_pre, suf[i], n_suf};
@@ -1132,6 +1220,43 @@ static void ifl__plan_in(const ifl_model *m, const ifl_text_req *tr, int n, int 
         in->warm_rows = cap + 2 * ifl_kv_get_opts(m->kv)->margin + 32;
 }
 
+/* What makes a request's first step: its text, span and settings (the
+ * budget aside, which only the plan reads). A prefill and the request that
+ * follows it have the same key. */
+static uint64_t ifl__mix(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t ifl__pf_key(const ifl_doc_req *r, const ifl_source_req *sr) {
+    uint64_t h = 1469598103934665603ull;
+    h = ifl__mix(h, r->text, r->len);
+    int64_t v[] = {(int64_t)r->len,
+                   (int64_t)sr->prefix_len,
+                   (int64_t)sr->suffix_len,
+                   sr->n_hole,
+                   sr->n_hole_cap,
+                   r->candidates,
+                   r->has_seed,
+                   (int64_t)r->seed,
+                   r->steps,
+                   (int64_t)r->alg,
+                   r->max_hole,
+                   r->n_hole,
+                   (int64_t)r->mode,
+                   r->max_steps,
+                   r->time_budget_ms,
+                   r->grow_extend};
+    h = ifl__mix(h, v, sizeof v);
+    if (r->doc_key)
+        h = ifl__mix(h, r->doc_key, strlen(r->doc_key) + 1);
+    if (r->language)
+        h = ifl__mix(h, r->language, strlen(r->language) + 1);
+    return h;
+}
+
 /* The local source: main's engine run, planned from the cost model when the
  * request has a deadline, with hole growth. */
 static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
@@ -1177,27 +1302,50 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
     ifl_plan_in pin;
     base_status st = BASE_OK;
     int n_ctx = 0; /* prefix + suffix tokens before any cut: what the planner sizes */
+    /* Every phase before the first layer ends in a preemption check (ifl_phase). */
+    if (ifl__yield(m, r->prefill, cancel, IFL_PH_PREPARE))
+        return BASE_ERR_CANCELLED;
+    int32_t *tp = NULL, *ts = NULL; /* the count's tokens, reused by every run */
     if (deadline) {
-        int32_t *ids = NULL;
         int k = 0;
-        st = ifl__tokenize(m->tok, tr.prefix, tr.prefix_len, &ids, &k);
-        free(ids);
-        n_ctx += k;
-        ids = NULL;
+        st = ifl__tokenize(m->tok, tr.prefix, tr.prefix_len, &tp, &k);
+        tr.n_tok_prefix = k;
+        if (st == BASE_OK && ifl__yield(m, r->prefill, cancel, IFL_PH_COUNT))
+            st = BASE_ERR_CANCELLED;
         if (st == BASE_OK)
-            st = ifl__tokenize(m->tok, tr.suffix, tr.suffix_len, &ids, &k);
-        free(ids);
-        n_ctx += k;
-        if (st != BASE_OK)
+            st = ifl__tokenize(m->tok, tr.suffix, tr.suffix_len, &ts, &k);
+        tr.n_tok_suffix = k;
+        if (st == BASE_OK && ifl__yield(m, r->prefill, cancel, IFL_PH_COUNT))
+            st = BASE_ERR_CANCELLED;
+        if (st != BASE_OK) {
+            free(tp);
+            free(ts);
             return st;
+        }
+        n_ctx = tr.n_tok_prefix + tr.n_tok_suffix;
+        tr.tok_prefix = tp;
+        tr.tok_suffix = ts;
     }
+    /* A prefill of this very request kept its first step: plan around it. */
+    const uint64_t key = deadline ? ifl__pf_key(r, sr) : 0;
+    const bool pf_mine = deadline && !r->prefill && ifl_model_prefilled(m) && m->pf_key == key;
+    int pf_ctx = 0, pf_cands = 0; /* a prefill's plan */
     for (;;) {
         tr.params.n_hole = n;
         if (deadline) {
             /* Plan this run from what is left of the budget. */
             ifl_plan pl;
             ifl__plan_in(m, &tr, n, cap, n_ctx, budget_ms, deadline, &pin);
+            if (out->runs == 0 && pf_mine) {
+                pin.prefilled_ctx = m->pf_ctx;
+                pin.prefilled_cands = m->pf_cands;
+            }
+            pin.first_free = r->prefill;
             ifl_plan_make(&m->cost, &pin, &pl);
+            if (r->prefill) {
+                pf_ctx = pl.ctx_tokens;
+                pf_cands = pl.candidates;
+            }
             if (out->runs == 0)
                 out->plan = pl;
             /* A cost model that refuses every request never observes a run to
@@ -1225,18 +1373,26 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
             tr.params.n_hole_init = out->raw.n_tokens;
             tr.params.hole_init_prob = out->raw.n_cand > 0 ? (float)out->raw.cand[0].mean_conf : 0;
         }
-        /* Tokenizing a large document takes a while and is not
-         * interruptible: a preempted prefill stops here before its step. */
-        if (base_flag_get(cancel))
-            return BASE_ERR_CANCELLED;
+        if (base_flag_get(cancel)) {
+            st = BASE_ERR_CANCELLED;
+            break;
+        }
+        /* A prefill's first step, and the request's that takes it, run ahead
+         * of the deadline: neither is cut to a final step for its own cost. */
+        tr.params.first_free = deadline && out->runs == 0 && (r->prefill || pf_mine);
         ifl_text_res run;
         st = ifl_infill_text(m, &tr, cancel, &run);
+        if (r->prefill && deadline && ifl_model_prefilled(m)) {
+            m->pf_key = key;
+            m->pf_ctx = pf_ctx;
+            m->pf_cands = pf_cands;
+        }
         if (st == BASE_ERR_TOO_LARGE && out->runs > 0) {
             st = BASE_OK; /* the canvas holds no larger hole: keep the last run */
             break;
         }
         if (st != BASE_OK)
-            return st; /* the caller frees out->raw */
+            break; /* the caller frees out->raw */
         if (out->runs == 0)
             out->prefill_hit = run.prefill_hit;
         /* Work adds up over the runs; the rest describes the last one. */
@@ -1269,6 +1425,8 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
         }
         n = next;
     }
+    free(tp);
+    free(ts);
     return st;
 }
 

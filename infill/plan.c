@@ -184,6 +184,19 @@ static double ifl__run_ms(const ifl_cost *cm, const ifl_plan_in *in, int ctx, in
     return fulls * full + (steps - fulls) * win;
 }
 
+/* What of that run the budget pays: all of it, or for an idle prefill's
+ * plan (first_free) the steps after its first full one. */
+static double ifl__plan_ms(const ifl_cost *cm, const ifl_plan_in *in, int ctx, int n, int c,
+                           int steps) {
+    double t = ifl__run_ms(cm, in, ctx, n, c, steps);
+    if (in->first_free && steps > 0) {
+        double full, win;
+        ifl__step_costs(cm, in, ctx, n, c, &full, &win);
+        t -= full;
+    }
+    return t;
+}
+
 double ifl_plan_reserve_ms(double budget_ms) {
     /* Post-processing, detokenising and the answer after the last step. */
     return fmin(20.0, 0.1 * budget_ms);
@@ -207,16 +220,36 @@ void ifl_plan_make(const ifl_cost *cm, const ifl_plan_in *in, ifl_plan *out) {
         return;
     }
     int want = ifl__min_steps(in, n);
+    if (in->prefilled_ctx > 0 && in->prefilled_cands > 0) {
+        /* The first full step is there already: its context and candidates
+         * stay, the steps after it are what must fit. */
+        out->ctx_tokens = BASE_MIN(in->ctx_tokens, in->prefilled_ctx);
+        out->candidates = in->prefilled_cands;
+        ifl__step_costs(cm, in, out->ctx_tokens, n, out->candidates, &out->full_ms,
+                        &out->window_ms);
+        const double done = out->full_ms;
+        int steps = 1;
+        while (steps < n &&
+               ifl__run_ms(cm, in, out->ctx_tokens, n, out->candidates, steps + 1) - done <= avail)
+            steps++;
+        out->run = true;
+        out->why = "prefilled";
+        if (steps < n)
+            out->max_steps = steps;
+        out->run_ms = ifl__run_ms(cm, in, out->ctx_tokens, n, out->candidates, steps) - done;
+        out->grow = ifl_plan_grow(cm, in, out, avail - out->run_ms, BASE_MIN(2 * n, out->n_cap));
+        return;
+    }
     /* 1. Candidates beyond the first go when a short run of them does not fit. */
     while (out->candidates > 1 &&
-           ifl__run_ms(cm, in, out->ctx_tokens, n, out->candidates, want) > avail) {
+           ifl__plan_ms(cm, in, out->ctx_tokens, n, out->candidates, want) > avail) {
         out->candidates = BASE_MAX(1, out->candidates / 2);
         out->why = "fewer candidates";
     }
     /* 2. The context is cut (at line starts, by the pipeline) only when even
      * that short run would not fit: halved down to IFL_PLAN_MIN_CTX tokens. */
     while (out->ctx_tokens > IFL_PLAN_MIN_CTX &&
-           ifl__run_ms(cm, in, out->ctx_tokens, n, out->candidates, want) > avail) {
+           ifl__plan_ms(cm, in, out->ctx_tokens, n, out->candidates, want) > avail) {
         out->ctx_tokens = BASE_MAX(IFL_PLAN_MIN_CTX, out->ctx_tokens / 2);
         out->why = "context cut";
     }
@@ -224,7 +257,7 @@ void ifl_plan_make(const ifl_cost *cm, const ifl_plan_in *in, ifl_plan *out) {
     /* 3. The steps that fit; the last one commits every mask left. */
     int steps = 0;
     while (steps < n &&
-           ifl__run_ms(cm, in, out->ctx_tokens, n, out->candidates, steps + 1) <= avail)
+           ifl__plan_ms(cm, in, out->ctx_tokens, n, out->candidates, steps + 1) <= avail)
         steps++;
     if (steps == 0) {
         out->why = "no step fits";
@@ -236,7 +269,7 @@ void ifl_plan_make(const ifl_cost *cm, const ifl_plan_in *in, ifl_plan *out) {
         if (strcmp(out->why, "fits") == 0)
             out->why = "step cap";
     }
-    out->run_ms = ifl__run_ms(cm, in, out->ctx_tokens, n, out->candidates, steps);
+    out->run_ms = ifl__plan_ms(cm, in, out->ctx_tokens, n, out->candidates, steps);
     out->grow = ifl_plan_grow(cm, in, out, avail - out->run_ms, BASE_MIN(2 * n, out->n_cap));
 }
 

@@ -40,11 +40,16 @@ struct ifl_worker {
     /* Idle prefill (infill.h): at most one queued and one running; cancel
      * flag 3 = preempted by another job, 1 = aborted (edit, newer, load). */
     ifl_job *pf_queued, *pf_running;
+    uint64_t pf_t0; /* when pf_running started */
     ifl_prefill_stats pst;
     void (*pf_hook)(void *ud, uint64_t group);
     void *pf_hook_ud;
     ifl_step_wrap_fn wrap; /* tests: for every model loaded */
     void *wrap_ud;
+    ifl_phase_fn phase_fn; /* tests: for every model loaded */
+    void *phase_ud;
+    void (*layer_fn)(void *ud, int layer); /* tests: for every model loaded */
+    void *layer_ud;
 };
 
 typedef struct ifl__pctx {
@@ -119,6 +124,10 @@ static void ifl__do_load(ifl_worker *w, char *dir, ifl_remote_cfg *rc) {
     pthread_mutex_lock(&w->mu);
     if (w->model && w->wrap)
         ifl_model_set_step_wrap(w->model, w->wrap, w->wrap_ud);
+    if (w->model && w->phase_fn)
+        ifl_model_set_phase_hook(w->model, w->phase_fn, w->phase_ud);
+    if (w->model && w->layer_fn && ifl_model_ctx(w->model))
+        eng_ctx_set_layer_hook(ifl_model_ctx(w->model), w->layer_fn, w->layer_ud);
     pthread_mutex_unlock(&w->mu);
     if (w->model && ifl_model_damaged(w->model)) {
         snprintf(err.msg, sizeof err.msg, "%s was truncated while it was being loaded",
@@ -257,17 +266,27 @@ static void ifl__finish(ifl_worker *w, ifl_job *j) {
 
 /* Runs prefill j (taken off pf_queued) under w->mu, which it drops while
  * the step runs and holds again on return. */
-static void ifl__run_prefill(ifl_worker *w, ifl_job *j) {
+static bool ifl__run_prefill(ifl_worker *w, ifl_job *j) {
     ifl_model *m = w->model;
     if (!j)
-        return;
-    if (!m || w->remote || ifl_model_damaged(m) || base_flag_get(&j->cancel)) {
+        return false;
+    /* A preempted one queued again runs only if its stopped pass can go on
+     * (no job ran a step on the context since): else it is dropped. */
+    bool stale = j && j->pf_resume > 0 && m && ifl_model_prefill_resumable(m) != j->pf_resume;
+    if (!m || w->remote || ifl_model_damaged(m) || base_flag_get(&j->cancel) || stale) {
+        if (stale)
+            w->pst.resume_dropped++;
         pthread_mutex_unlock(&w->mu);
         ifl_job_free(j);
         pthread_mutex_lock(&w->mu);
-        return;
+        return false;
+    }
+    if (j->pf_resume > 0) {
+        w->pst.resumed++;
+        w->pst.resumed_layers += j->pf_resume;
     }
     w->pf_running = j;
+    w->pf_t0 = base_now_ns();
     w->pst.runs++;
     void (*hook)(void *, uint64_t) = w->pf_hook;
     void *hook_ud = w->pf_hook_ud;
@@ -280,18 +299,40 @@ static void ifl__run_prefill(ifl_worker *w, ifl_job *j) {
     j->req.partial = NULL;
     j->req.prefill = true;
     j->req.defer_post = true;
+    ifl_model_prefill_begin(m);
     base_status st = ifl_complete_doc(m, &j->req, &j->cancel, &j->res);
     double ms = base_ms_since(t0);
     bool kept = ifl_model_prefilled(m);
+    double sl[IFL_PH_N];
+    ifl_model_prefill_slices(m, sl);
     pthread_mutex_lock(&w->mu);
     w->pf_running = NULL;
     int c = base_flag_get(&j->cancel);
     w->pst.chunk_ms = ifl_model_prefill_chunk_ms(m);
+    for (int i = 0; i < IFL_PH_N; i++) {
+        w->pst.slice_ms[i] = sl[i];
+        if (sl[i] > w->pst.max_slice_ms) {
+            w->pst.max_slice_ms = sl[i];
+            w->pst.max_slice_phase = i;
+        }
+    }
     if (kept) {
         w->pst.completed++;
         w->pst.last_run_ms = ms;
     } else if (c == 3) {
         w->pst.preempted++;
+        /* Stopped between layers: queued again (unless something newer is)
+         * to go on from that layer once the jobs before it are done, if
+         * none of them runs a step on the context. */
+        int at = ifl_model_prefill_resumable(m);
+        if (at > 0 && !w->pf_queued) {
+            ifl_doc_res_free(&j->res);
+            memset(&j->res, 0, sizeof j->res);
+            j->pf_resume = at;
+            base_flag_set(&j->cancel, 0);
+            w->pf_queued = j;
+            j = NULL;
+        }
     } else if (c) {
         w->pst.aborted++;
     } else if (st != BASE_ERR_CANCELLED) {
@@ -301,6 +342,7 @@ static void ifl__run_prefill(ifl_worker *w, ifl_job *j) {
     (void)ifl__model_lost(w);
     ifl_job_free(j);
     pthread_mutex_lock(&w->mu);
+    return true;
 }
 
 static void *ifl__worker_main(void *arg) {
@@ -337,7 +379,14 @@ static void *ifl__worker_main(void *arg) {
             /* Nothing else waits: the idle prefill, at the lowest priority. */
             ifl_job *j = w->pf_queued;
             w->pf_queued = NULL;
-            ifl__run_prefill(w, j);
+            /* Its counters changed and no job may follow to carry them: the
+             * state again (infilld/status), unless a job is about to run. */
+            if (ifl__run_prefill(w, j) && !busy && !w->queue && !w->load_pending && w->model &&
+                w->cbs.state) {
+                pthread_mutex_unlock(&w->mu);
+                w->cbs.state(w->cbs.ud, "ready", ifl__backend(w), 0, 0);
+                pthread_mutex_lock(&w->mu);
+            }
             continue;
         } else {
             ifl_job *j = w->queue;
@@ -351,6 +400,8 @@ static void *ifl__worker_main(void *arg) {
                 w->pst.last_wait_ms = j->wait_ms;
                 if (j->wait_ms > w->pst.max_wait_ms)
                     w->pst.max_wait_ms = j->wait_ms;
+                if (j->pf_preempt && j->wait_ms > w->pst.max_preempt_wait_ms)
+                    w->pst.max_preempt_wait_ms = j->wait_ms;
             }
             long long hits0 = w->model ? ifl_model_prefill_hits(w->model) : 0;
             pthread_mutex_unlock(&w->mu);
@@ -588,10 +639,22 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
      * and the job takes it over. A queued one of this group is stale. */
     if (w->pf_running) {
         j->pf_seen = true;
-        if (w->pf_running->group == group && ifl__same_req(&w->pf_running->req, &j->req))
+        /* Joining makes the job wait for the rest of the forward: only when
+         * that is predicted to leave it a fifth of its budget for the steps
+         * after. Else it preempts: the
+         * prefill goes on after it if it runs no step, and if it does, it
+         * computes that step itself. */
+        bool fits = true;
+        if (j->req.time_budget_ms > 0 && w->model) {
+            double left = ifl_model_prefill_predicted_ms(w->model) - base_ms_since(w->pf_t0);
+            fits = left < 0.8 * j->req.time_budget_ms;
+        }
+        if (w->pf_running->group == group && ifl__same_req(&w->pf_running->req, &j->req) && fits) {
             w->pst.joined++;
-        else
+        } else {
             base_flag_set(&w->pf_running->cancel, 3);
+            j->pf_preempt = true;
+        }
     }
     if (w->pf_queued && w->pf_queued->group == group) {
         pf_drop = w->pf_queued;
@@ -716,6 +779,20 @@ void ifl_worker_set_step_wrap(ifl_worker *w, ifl_step_wrap_fn fn, void *ud) {
     pthread_mutex_lock(&w->mu);
     w->wrap = fn;
     w->wrap_ud = ud;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void ifl_worker_set_layer_hook(ifl_worker *w, void (*fn)(void *ud, int layer), void *ud) {
+    pthread_mutex_lock(&w->mu);
+    w->layer_fn = fn;
+    w->layer_ud = ud;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void ifl_worker_set_phase_hook(ifl_worker *w, ifl_phase_fn fn, void *ud) {
+    pthread_mutex_lock(&w->mu);
+    w->phase_fn = fn;
+    w->phase_ud = ud;
     pthread_mutex_unlock(&w->mu);
 }
 

@@ -108,6 +108,9 @@ typedef struct lsp_provider_i {
     void (*session_open)(void *ud, lsp_server *srv);
     void (*session_close)(void *ud, lsp_server *srv);
     void *ud;
+    /* Optional. The editor reports where its cursor is in doc (byte offset;
+     * infilld/didChangeCursor, docs/PROTOCOL.md): e.g. schedule work there. */
+    void (*cursor)(void *ud, lsp_server *srv, const lsp_doc *doc, size_t offset);
 } lsp_provider_i;
 
 /* Hooks from the server to its transport / daemon. write is required. */

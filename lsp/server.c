@@ -723,6 +723,37 @@ static void lsp__on_did_open(lsp_server *s, json_t *params) {
                     base_status_str(st));
 }
 
+/* infilld/didChangeCursor {textDocument: {uri, version?}, position}: where
+ * the editor's cursor is (LSP has no such notification; Copilot's
+ * textDocument/didFocus and Supermaven's cursor_update are the peers). A
+ * stale version or a document that is not open is dropped quietly: the
+ * notification races the edits that moved the cursor. */
+static void lsp__on_did_change_cursor(lsp_server *s, json_t *params) {
+    const char *uri = lsp__doc_uri(s, params);
+    lsp__pos pos;
+    if (!uri || !lsp__position(s, params, "position", "position", &pos)) {
+        lsp__logmsg(s, LSP_MSG_ERROR, "infilld/didChangeCursor ignored: %s", s->perr);
+        return;
+    }
+    lsp_doc *d = lsp_doc_get(s->docs, uri);
+    if (!d) {
+        BASE_LOGD("lsp", "infilld/didChangeCursor for %s, which is not open", uri);
+        return;
+    }
+    json_t *ver = json_object_get(json_object_get(params, "textDocument"), "version");
+    if (json_is_integer(ver) && json_integer_value(ver) != lsp_doc_version(d))
+        return;
+    size_t off;
+    if (lsp_doc_pos_to_offset(d, s->enc, pos.line, pos.character, &off) != BASE_OK) {
+        /* without a version it may describe a text still on its way */
+        BASE_LOGD("lsp", "infilld/didChangeCursor: %u:%u lies outside %s", pos.line, pos.character,
+                  uri);
+        return;
+    }
+    if (s->has_provider && s->provider.cursor)
+        s->provider.cursor(s->provider.ud, s, d, off);
+}
+
 static void lsp__on_did_change(lsp_server *s, json_t *params) {
     json_t *td = lsp__get(s, params, "textDocument", "textDocument", JSON_OBJECT, true);
     json_t *uri = td ? lsp__get(s, td, "uri", "textDocument.uri", JSON_STRING, true) : NULL;
@@ -1740,6 +1771,7 @@ static const char *const lsp__notifications[] = {
     "$/setTrace",
     "$/progress",
     "window/workDoneProgress/cancel",
+    "infilld/didChangeCursor",
 };
 
 static bool lsp__is_notification(const char *m) {
@@ -1798,6 +1830,8 @@ static void lsp__notification(lsp_server *s, const char *m, json_t *params) {
         lsp__on_did_change(s, params);
     } else if (strcmp(m, "textDocument/didClose") == 0) {
         lsp__on_did_close(s, params);
+    } else if (strcmp(m, "infilld/didChangeCursor") == 0) {
+        lsp__on_did_change_cursor(s, params);
     } else if (strcmp(m, "$/cancelRequest") == 0) {
         json_t *id = json_object_get(params, "id");
         lsp__pending *p = id ? lsp__find_id(s, id) : NULL;

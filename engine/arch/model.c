@@ -1399,6 +1399,15 @@ void eng_ctx_set_cancel(eng_ctx *c, const volatile int *flag) {
         c->m->bi->set_cancel(c->bc, flag);
 }
 
+int eng_ctx_resumable(const eng_ctx *c) {
+    return c && c->m->bi->resumable ? c->m->bi->resumable(c->bc) : 0;
+}
+
+void eng_ctx_set_layer_hook(eng_ctx *c, void (*fn)(void *ud, int layer), void *ud) {
+    if (c && c->m->bi->set_layer_hook)
+        c->m->bi->set_layer_hook(c->bc, fn, ud);
+}
+
 size_t eng_ctx_kv_row_floats(const eng_ctx *c) {
     const eng_model_info *in = &c->m->info;
     return (size_t)in->n_layer * 2 * (size_t)in->n_kv_head * (size_t)in->head_dim;

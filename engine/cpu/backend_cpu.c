@@ -103,8 +103,15 @@ struct eng_bctx {
     float **vb0, **vb1; /* [nt] (V) step scratch */
     int32_t **ib;       /* [nt] (V) */
     const volatile int *cancel;
-    bool prof;        /* INFILLD_CPU_PROFILE: parallel loops timed per op (cpu/cpuprof.c) */
-    eng__prof_op pop; /* the op the next parallel loops belong to */
+    void (*layer_hook)(void *ud, int layer); /* tests */
+    void *layer_ud;
+    /* A pass its cancel flag stopped before layer r_layer > 0: its batch
+     * (tokens, valid mask) and window; x and the cache hold layers below. */
+    int r_layer, r_nseq, r_len, r_ws, r_we;
+    int32_t *r_tokens; /* (B*L) */
+    uint8_t *r_valid;  /* (B*L) */
+    bool prof;         /* INFILLD_CPU_PROFILE: parallel loops timed per op (cpu/cpuprof.c) */
+    eng__prof_op pop;  /* the op the next parallel loops belong to */
     /* the pass in progress */
     int n_seq, len, ws, W, nr;
     int layer;
@@ -278,6 +285,8 @@ static void eng__cpu_ctx_free(eng_bctx *c) {
     free(c->valid);
     free(c->hrow);
     free(c->c_valid);
+    free(c->r_tokens);
+    free(c->r_valid);
     free(c->xq);
     if (c->wtile)
         for (int t = 0; t < c->be->nt; t++) {
@@ -325,6 +334,8 @@ static eng_bctx *eng__cpu_ctx_new(eng_backend *be, int max_batch, int max_len, e
     ENG__ALLOC(c->valid, R);
     ENG__ALLOC(c->hrow, R);
     ENG__ALLOC(c->c_valid, R);
+    ENG__ALLOC(c->r_tokens, R);
+    ENG__ALLOC(c->r_valid, R);
     if (be->has_block && be->qact)
         ENG__ALLOC(c->xq, R * (size_t)((c->kmax + 31) / 32));
     c->wtile = calloc((size_t)be->nt * 5, sizeof(void *));
@@ -358,6 +369,11 @@ static eng_bctx *eng__cpu_ctx_new(eng_backend *be, int max_batch, int max_len, e
 }
 
 static void eng__cpu_set_cancel(eng_bctx *c, const volatile int *flag) { c->cancel = flag; }
+static int eng__cpu_resumable(eng_bctx *c) { return c->r_layer; }
+static void eng__cpu_set_layer_hook(eng_bctx *c, void (*fn)(void *ud, int layer), void *ud) {
+    c->layer_hook = fn;
+    c->layer_ud = ud;
+}
 
 /* ---- parallel loops, labelled for the profile --------------------------------------------- */
 
@@ -819,12 +835,33 @@ static base_status eng__run(eng_bctx *c, const eng_batch *bt, int ws, int we) {
     c->W = we - ws;
     c->nr = bt->n_seq * c->W;
     const int nr = c->nr;
+    const size_t nb = (size_t)bt->n_seq * (size_t)bt->len;
 
+    /* The same pass as one stopped at r_layer: go on from there (x and the
+     * cache rows of the layers below are that pass's, nothing ran since). */
+    int l0 = 0;
+    if (c->r_layer > 0 && c->r_nseq == bt->n_seq && c->r_len == bt->len && c->r_ws == ws &&
+        c->r_we == we && memcmp(c->r_tokens, bt->tokens, nb * sizeof(int32_t)) == 0 &&
+        memcmp(c->r_valid, c->valid, nb) == 0)
+        l0 = c->r_layer;
+    c->r_layer = 0;
     eng__row_job rj = {.op = ENG__OP_EMBED, .tokens = bt->tokens, .n = nr};
-    eng__rows(c, &rj);
-    for (int l = 0; l < in->n_layer; l++) {
+    if (l0 == 0)
+        eng__rows(c, &rj);
+    for (int l = l0; l < in->n_layer; l++) {
+        if (c->layer_hook)
+            c->layer_hook(c->layer_ud, l);
         if (base_flag_get(c->cancel)) {
             c->cached = false;
+            if (l > 0) {
+                c->r_layer = l;
+                c->r_nseq = bt->n_seq;
+                c->r_len = bt->len;
+                c->r_ws = ws;
+                c->r_we = we;
+                memcpy(c->r_tokens, bt->tokens, nb * sizeof(int32_t));
+                memcpy(c->r_valid, c->valid, nb);
+            }
             return BASE_ERR_CANCELLED;
         }
         const eng_layer_w *lw = &w->layers[l];
@@ -1248,6 +1285,7 @@ static base_status eng__cpu_kv_export(eng_bctx *c, int n, float *out) {
 static base_status eng__cpu_kv_import(eng_bctx *c, const eng_batch *bt, const float *saved,
                                       const int32_t *src, int n_saved) {
     (void)n_saved;
+    c->r_layer = 0; /* the cache no longer holds a stopped pass's rows */
     const eng_model_info *in = c->be->in;
     const int hd = in->head_dim, h2 = hd / 2;
     const size_t kvd = (size_t)in->n_kv_head * hd;
@@ -1311,4 +1349,6 @@ const eng_backend_i eng_backend_cpu = {
     .kv_export = eng__cpu_kv_export,
     .kv_import = eng__cpu_kv_import,
     .kv_row = eng__cpu_kv_row,
+    .resumable = eng__cpu_resumable,
+    .set_layer_hook = eng__cpu_set_layer_hook,
 };

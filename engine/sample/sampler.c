@@ -692,10 +692,12 @@ static base_status eng__run_fixed(eng__run *r) {
         int nb = BASE_MIN(r->B, r->N);
         double ahead = 0.0;
         if (p->step_cost && p->deadline_ns)
-            ahead =
-                eng__cost(p, r->n_seq * (full_next ? r->L : nb + r->shift), r->L, r->n_seq * nb) +
-                eng__cost(p, r->n_seq * (p->mode == ENG_CACHE_EXACT ? r->L : r->N + r->shift), r->L,
-                          r->n_seq * r->N);
+            ahead = (step == 0 && p->first_free
+                         ? 0.0
+                         : eng__cost(p, r->n_seq * (full_next ? r->L : nb + r->shift), r->L,
+                                     r->n_seq * nb)) +
+                    eng__cost(p, r->n_seq * (p->mode == ENG_CACHE_EXACT ? r->L : r->N + r->shift),
+                              r->L, r->n_seq * r->N);
         bool final = eng__out_of_time(p, step, ahead);
         int n_pos = 0;
         r->win_lo = r->hs + r->N;

@@ -32,6 +32,7 @@
 // Usage: node bench_session.mjs --infilld EXE --model DIR [--label NAME]
 //          [--lang c,javascript,lua] [--seed N] [--max-requests N] [--idle-ms MS]
 //          [--settings JSON] [--json OUT] [--data DIR] [--no-accept] [--ask-delay-ms MS]
+//          [--no-cursor] [--open-request]
 //        node bench_session.mjs --compare A.json B.json
 //        node bench_session.mjs --llama URL [--n-predict N] ...
 import { spawn } from 'node:child_process';
@@ -71,6 +72,13 @@ const noAccept = args.includes('--no-accept');
 // (an editor whose inline-suggest delay is longer than the daemon's
 // idlePrefillDelayMs, or a request invoked after a pause); 0 = at once.
 const askDelayMs = Number(opt('--ask-delay-ms', '0'));
+// The cursor as our editor clients report it (infilld/didChangeCursor): on
+// open and on every move to a new place; --no-cursor: never (LSP alone).
+const sendCursor = !args.includes('--no-cursor');
+// --open-request: one automatic request at the cursor right after the idle
+// wait on the newly opened file, before any typing (phase "open", counted as
+// the first request).
+const openRequest = args.includes('--open-request');
 // --compare A.json B.json: agreement of two runs' answers, request by request
 // (identical first line / identical full text), e.g. mode exact vs cached.
 const cmpI = args.indexOf('--compare');
@@ -207,6 +215,10 @@ class Daemon {
     });
   }
   close(uri) { this.conn.sendNotification('textDocument/didClose', { textDocument: { uri } }); }
+  cursor(uri, doc, off) {
+    this.conn.sendNotification('infilld/didChangeCursor',
+      { textDocument: { uri, version: this.version }, position: doc.pos(off) });
+  }
   // One automatic request: {ms, item, served, plan}.
   async complete(uri, doc, off) {
     const from = this.statuses.length;
@@ -255,6 +267,7 @@ class Llama {
   }
   open(uri, languageId, text) { this.doc = text; }
   change() {}
+  cursor() {}
   close() {}
   accepted() {}
   async complete(uri, doc, off) {
@@ -348,9 +361,15 @@ async function runSession(srv, sess, rand, records) {
     return pause;
   };
 
-  await sleep(idleMs);
   // 1. the new function, line by line.
   let off = doc.lineStart(a - 1);
+  if (sendCursor) srv.cursor(uri, doc, off);
+  await sleep(idleMs);
+  if (openRequest) {
+    const pause = 300 + 500 * rand();
+    const r = await ask(off, 'first', pause);
+    await sleep(pause - r.ms);
+  }
   for (let i = 0; i < typed.length && !done(); i++) {
     const line = typed[i] + (i + 1 < typed.length ? '\n' : '');
     const content = typed[i].trimStart();
@@ -386,6 +405,7 @@ async function runSession(srv, sess, rand, records) {
     let cut = line.indexOf(' ', mid);
     if (cut < 0 || cut >= line.length - 2) cut = mid;
     const tail = line.slice(cut);
+    if (sendCursor) srv.cursor(uri, doc, ls + line.length);
     edit(ls + cut, tail.length, '');
     let cur = ls + cut;
     let r = await ask(cur, 'edit', 0);
@@ -440,6 +460,7 @@ function summary(recs) {
     rowsMean: rows.length ? rows.reduce((x, y) => x + y, 0) / rows.length : NaN,
     overBudgetModel: model.filter((r) => r.ms > BUDGET_MS).length,
     firstMs: first ? first.ms : NaN,
+    firstPrefilled: first ? !!(first.plan && first.plan.prefillHit) : false,
     accepted: recs.filter((r) => r.phase === 'accept').length,
     rejected: model.reduce((x, r) => x + ((r.plan && r.plan.rejected) || 0), 0),
     noPlan: model.filter((r) => !r.plan).length,
@@ -501,6 +522,9 @@ printRow('all', all);
 console.log(`accepted ${all.accepted}, candidates the syntax check rejected ${all.rejected}, ` +
   `first steps from the idle prefill ${all.prefillHits} of ${all.model}` +
   (askDelayMs > 0 ? ` (asking ${askDelayMs} ms after each burst)` : ''));
+console.log('first requests (after the idle wait on a newly opened file' +
+  (openRequest ? ', before typing' : ', after the first burst') + `): ${
+  Object.entries(byLang).map(([l, x]) => `${l} ${f0(x.firstMs)} ms${x.firstPrefilled ? ' (prefilled)' : ''}`).join(', ')}`);
 if (srv.lastPrefill) console.log(`idle prefill: ${JSON.stringify(srv.lastPrefill)}`);
 if (Object.keys(all.kv).length) {
   console.log(`context K/V: ${Object.entries(all.kv).map(([k, v]) => `${k} ${v}`).join(', ')}; ` +

@@ -104,6 +104,44 @@ static void test_planner(void) {
     CHECK(p.planned && !p.run);
     CHECK_STR(p.why, "no step fits");
 
+    /* Idle prefill (issue 19): a full step of at least 128 + 16 rows costs
+     * > 1.4 s here, a window step 17 rows = 170 ms, the budget 400 ms. The
+     * prefill's plan (first_free) sizes the context for the steps after its
+     * first: it runs. The request that finds the step kept plans around it:
+     * the prefill's context and candidates, the first step not counted. */
+    ifl_cost winonly = fake_cost(0.0, 10.0, 0.0, 0.0);
+    in = req_in(400);
+    in.candidates = 1;
+    ifl_plan_make(&winonly, &in, &p);
+    CHECK(!p.run); /* without a prefill: nothing fits */
+    in.first_free = true;
+    ifl_plan_make(&winonly, &in, &p);
+    CHECK(p.run);
+    CHECK(p.max_steps >= 2);
+    CHECK(p.run_ms <= 400 - ifl_plan_reserve_ms(400) + 1e-9);
+    CHECK(p.full_ms > 400); /* the step the idle time pays */
+    ifl_plan_in rq = req_in(400);
+    rq.candidates = 3;
+    rq.prefilled_ctx = p.ctx_tokens;
+    rq.prefilled_cands = p.candidates;
+    ifl_plan q2;
+    ifl_plan_make(&winonly, &rq, &q2);
+    CHECK(q2.run);
+    CHECK_STR(q2.why, "prefilled");
+    CHECK_EQ_I(q2.ctx_tokens, p.ctx_tokens);
+    CHECK_EQ_I(q2.candidates, 1);
+    CHECK_EQ_I(q2.max_steps, p.max_steps);
+    CHECK(q2.run_ms <= 400 - ifl_plan_reserve_ms(400) + 1e-9);
+    /* a budget where everything fits: the same plan with or without */
+    ifl_plan a, b;
+    in = req_in(2000);
+    ifl_plan_make(&fast, &in, &a);
+    in.first_free = true;
+    ifl_plan_make(&fast, &in, &b);
+    CHECK_EQ_I(a.ctx_tokens, b.ctx_tokens);
+    CHECK_EQ_I(a.candidates, b.candidates);
+    CHECK_EQ_I(a.max_steps, b.max_steps);
+
     /* A kept context (warm_rows): the first step recomputes about 64 rows,
      * not 1,920, so a run that cut the context keeps all of it. */
     ifl_cost slowish = fake_cost(1.0, 0.25, 0.0, 0.5);

@@ -17,6 +17,7 @@
  *     prefill aborts the running one, and the next one completes. */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
+#include "flag.h"
 #include "infill.h"
 #include "kvstore.h"
 #include "tiny_model.h"
@@ -410,6 +411,333 @@ static void test_worker(const char *dir, const ifl_model_opts *mo, ifl_model *re
         ifl_job_free(j);
 }
 
+/* ---- the phases before the first layer (ifl_phase) -------------------------------
+ * A scripted hook makes every phase PHASE_MS slow. A full run records the
+ * phase sequence (the count's tokens are reused: no TOKENIZE; a long text:
+ * CUT rounds). Then, for every position k of that sequence, a job for
+ * another document is submitted halfway through phase k: the prefill must
+ * stop at the check that ends phase k (no later phase, no layer) and the
+ * job waits at most half a phase plus SLACK_MS. */
+#define PHASE_MS 40
+#define MAX_SEQ 64
+
+typedef struct phstate {
+    int seq[MAX_SEQ];
+    int n;
+    int submit_at; /* -1: never */
+    int after;     /* hook calls after the submit */
+    ifl_worker *w;
+    ifl_doc_req *other;
+} phstate;
+
+static phstate PH;
+
+static void on_phase(void *ud, int ph) {
+    phstate *s = ud;
+    if (s->submit_at >= 0 && s->n > s->submit_at)
+        s->after++;
+    if (s->n < MAX_SEQ)
+        s->seq[s->n] = ph;
+    bool submit = s->n == s->submit_at;
+    s->n++;
+    sleep_ms(PHASE_MS / 2);
+    if (submit)
+        CHECK(ifl_worker_submit(s->w, 2, NULL, s->other) != 0);
+    sleep_ms(PHASE_MS - PHASE_MS / 2);
+}
+
+static void test_phases(const char *dir, const ifl_model_opts *mo) {
+    ifl_worker_cbs cbs = {on_done, NULL, on_state, &WS};
+    WS.ready = false;
+    WS.pf_started = 0;
+    ifl_worker *w = ifl_worker_new(&cbs, mo);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    WS.w = w;
+    PH.w = w;
+    PH.submit_at = -1;
+    ifl_worker_set_phase_hook(w, on_phase, &PH);
+    ifl_worker_set_prefill_hook(w, on_prefill, &WS);
+    ifl_worker_load(w, dir);
+    CHECK(wait_for(p_ready, 60000));
+    /* a long document: the context is cut to the canvas */
+    size_t one = strlen(TEXT);
+    char *big = malloc(one * 40 + 1);
+    for (int i = 0; i < 40; i++)
+        memcpy(big + one * (size_t)i, TEXT, one);
+    big[one * 40] = 0;
+    ifl_doc_req ra, rb;
+    req_init(&ra, big, one * 20 + cursor_at(TEXT, "def mean(xs):\n    ", 18));
+    ra.n_hole = 8;
+    ra.time_budget_ms = 600000; /* a deadline: the planner counts the context */
+    ra.received_ns = base_now_ns();
+    req_init(&rb, TEXT, cursor_at(TEXT, "        return max", 8));
+    rb.n_hole = 8;
+    PH.other = &rb;
+
+    /* the whole sequence, uninterrupted */
+    PH.n = 0;
+    CHECK(ifl_worker_prefill(w, 1, &ra));
+    STAT_WANT = 1;
+    CHECK(wait_for(p_completed, 60000));
+    int n = PH.n < MAX_SEQ ? PH.n : MAX_SEQ;
+    int seq[MAX_SEQ];
+    memcpy(seq, PH.seq, sizeof(int) * (size_t)n);
+    int count[IFL_PH_N] = {0};
+    printf("phases:");
+    for (int i = 0; i < n; i++) {
+        count[seq[i]]++;
+        printf(" %s", ifl_phase_name(seq[i]));
+        CHECK(i == 0 || seq[i] >= seq[i - 1]); /* in order */
+    }
+    printf("\n");
+    CHECK_EQ_I(count[IFL_PH_PREPARE], 1);
+    CHECK_EQ_I(count[IFL_PH_COUNT], 2);
+    CHECK_EQ_I(count[IFL_PH_TOKENIZE], 0); /* the count's tokens were reused */
+    CHECK(count[IFL_PH_CUT] >= 1);
+    CHECK_EQ_I(count[IFL_PH_SETUP], 1);
+    ifl_prefill_stats st = stats();
+    /* every stretch holds its scripted phase */
+    for (int i = 0; i < IFL_PH_N; i++)
+        if (count[i])
+            CHECK(st.slice_ms[i] >= PHASE_MS * 0.9);
+    CHECK(st.max_slice_ms >= PHASE_MS * 0.9);
+    printf("longest stretch %.1f ms (%s), chunk bound %.3f ms\n", st.max_slice_ms,
+           ifl_phase_name(st.max_slice_phase), st.chunk_ms);
+
+    /* a job arriving in phase k stops the prefill at the end of phase k */
+    long long pre0 = st.preempted;
+    for (int k = 0; k < n; k++) {
+        PH.n = 0;
+        PH.after = 0;
+        PH.submit_at = k;
+        WANT = 1;
+        CHECK(ifl_worker_prefill(w, 1, &ra));
+        CHECK(wait_for(p_done, 60000));
+        ifl_job *j = take_job();
+        CHECK(j != NULL);
+        CHECK_EQ_I(PH.after, 0);
+        CHECK_EQ_I(PH.n, k + 1);
+        if (j) {
+            CHECK_EQ_I(j->status, BASE_OK);
+            CHECK(j->wait_ms <= PHASE_MS / 2 + SLACK_MS);
+            printf("job arriving in phase %d (%s) waited %.1f ms (bound %d + %d ms)\n", k,
+                   ifl_phase_name(seq[k]), j->wait_ms, PHASE_MS / 2, SLACK_MS);
+            ifl_job_free(j);
+        }
+        st = stats();
+        CHECK_EQ_I((int)(st.preempted - pre0), k + 1);
+        CHECK_EQ_I((int)st.completed, 1);
+    }
+    PH.submit_at = -1;
+    ifl_worker_free(w);
+    free(big);
+    ifl_job *j;
+    while ((j = take_job()))
+        ifl_job_free(j);
+}
+
+/* ---- resume: a prefill stopped between layers goes on from that layer ----------
+ * On the model: a prefill stopped before layer RS_AT (a layer hook sets its
+ * cancel flag there) leaves the ctx resumable at RS_AT; run again with
+ * nothing in between, its forward starts at RS_AT (the hook sees no lower
+ * layer) and the request that takes its step answers bit for bit what one
+ * without any prefill answers. A request in between (a step on the ctx)
+ * makes it start over, still exact. On the worker: a job that runs no step
+ * (a bad range) preempts a prefill at layer 1; the prefill is queued again,
+ * resumed from layer 1, and the request gets its step. */
+static volatile int RS_FLAG;
+static int RS_AT = -1, RS_FIRST = -1, RS_SEEN;
+
+static void rs_hook(void *ud, int layer) {
+    (void)ud;
+    if (RS_FIRST < 0)
+        RS_FIRST = layer;
+    RS_SEEN++;
+    if (layer == RS_AT)
+        base_flag_set(&RS_FLAG, 3);
+}
+
+static void test_resume(ifl_model *m) {
+    eng_ctx *ctx = ifl_model_ctx(m);
+    const size_t c1 = cursor_at(TEXT, "def mean(xs):\n    ", 18);
+    const size_t c2 = cursor_at(TEXT, "        return max", 8);
+    for (int mode = 0; mode < 2; mode++) {
+        ifl_doc_req r, rp, other;
+        req_init(&r, TEXT, c1);
+        r.n_hole = 8;
+        if (mode == 1)
+            r.mode = ENG_CACHE_EXACT;
+        rp = r;
+        rp.prefill = true;
+        req_init(&other, TEXT, c2);
+        other.n_hole = 8;
+        ifl_doc_res ref, res, got;
+        ifl_model_prefill_clear(m);
+        CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &ref), BASE_OK);
+        eng_ctx_set_layer_hook(ctx, rs_hook, NULL);
+        for (int between = 0; between < 2; between++) {
+            /* stopped before layer 1 */
+            ifl_model_prefill_clear(m);
+            RS_AT = 1;
+            RS_FIRST = -1;
+            base_flag_set(&RS_FLAG, 0);
+            CHECK_EQ_I(ifl_complete_doc(m, &rp, &RS_FLAG, &res), BASE_ERR_CANCELLED);
+            ifl_doc_res_free(&res);
+            CHECK(!ifl_model_prefilled(m));
+            CHECK_EQ_I(ifl_model_prefill_resumable(m), 1);
+            if (between) {
+                /* a step on the ctx: nothing to resume */
+                RS_AT = -1;
+                CHECK_EQ_I(ifl_complete_doc(m, &other, NULL, &res), BASE_OK);
+                ifl_doc_res_free(&res);
+                CHECK_EQ_I(ifl_model_prefill_resumable(m), 0);
+            }
+            /* again, uninterrupted */
+            RS_AT = -1;
+            RS_FIRST = -1;
+            RS_SEEN = 0;
+            base_flag_set(&RS_FLAG, 0);
+            CHECK_EQ_I(ifl_complete_doc(m, &rp, &RS_FLAG, &res), BASE_ERR_CANCELLED);
+            ifl_doc_res_free(&res);
+            CHECK(ifl_model_prefilled(m));
+            CHECK_EQ_I(RS_FIRST, between ? 0 : 1); /* went on from layer 1 / started over */
+            CHECK_EQ_I(ifl_model_prefill_resumable(m), 0);
+            CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &got), BASE_OK);
+            CHECK(got.raw.prefill_hit);
+            CHECK(same_res(&ref, &got));
+            ifl_doc_res_free(&got);
+        }
+        eng_ctx_set_layer_hook(ctx, NULL, NULL);
+        ifl_doc_res_free(&ref);
+    }
+}
+
+/* ---- planning around a prefill ---------------------------------------------------
+ * A cost model (set by hand) under which a full step never fits the 3 s
+ * budget but window steps do: without prefill the request is refused ("no
+ * step fits"); the prefill plans for the steps after its first (first_free)
+ * and keeps that step; the request then plans around it ("prefilled"),
+ * takes it, and answers exactly what the same run without any prefill
+ * (its step count, no budget) answers. */
+static void test_prefilled_plan(ifl_model *m) {
+    ifl_cost saved = *ifl_model_cost(m);
+    ifl_cost c;
+    memset(&c, 0, sizeof c);
+    c.row_ms = 40.0; /* a full step of ~80 rows > 3 s, a window step of 9 rows 360 ms */
+    c.scale = 1.0;
+    ifl_doc_req r, rp;
+    req_init(&r, TEXT, cursor_at(TEXT, "def mean(xs):\n    ", 18));
+    r.n_hole = 8;
+    r.time_budget_ms = 3000;
+    ifl_doc_res res, got, ref;
+    ifl_model_set_cost(m, &c);
+    ifl_model_prefill_clear(m);
+    r.received_ns = base_now_ns();
+    CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &res), BASE_OK);
+    CHECK(res.plan.planned && !res.plan.run);
+    CHECK_STR(res.plan.why, "no step fits");
+    CHECK_EQ_I(res.raw.steps_run, 0);
+    ifl_doc_res_free(&res);
+    rp = r;
+    rp.prefill = true;
+    rp.received_ns = base_now_ns();
+    ifl_model_set_cost(m, &c);
+    CHECK_EQ_I(ifl_complete_doc(m, &rp, NULL, &res), BASE_ERR_CANCELLED);
+    ifl_doc_res_free(&res);
+    CHECK(ifl_model_prefilled(m));
+    ifl_model_set_cost(m, &c);
+    r.received_ns = base_now_ns();
+    CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &got), BASE_OK);
+    CHECK(got.plan.run);
+    CHECK_STR(got.plan.why, "prefilled");
+    CHECK(got.raw.prefill_hit);
+    CHECK(got.raw.steps_run >= 2);
+    printf("planned around the prefill: %d steps (cap %d), context %d\n", got.raw.steps_run,
+           got.plan.max_steps, got.plan.ctx_tokens);
+    ifl_doc_req r0 = r;
+    r0.time_budget_ms = 0;
+    r0.received_ns = 0;
+    /* the deadline may have made an earlier step the final one (a slow,
+     * sanitized build): the same step count without any deadline */
+    r0.max_steps = got.raw.steps_run;
+    ifl_model_set_cost(m, &saved);
+    ifl_model_prefill_clear(m);
+    CHECK_EQ_I(ifl_complete_doc(m, &r0, NULL, &ref), BASE_OK);
+    CHECK_EQ_I(ref.raw.steps_run, got.raw.steps_run);
+    CHECK(same_res(&ref, &got));
+    ifl_doc_res_free(&ref);
+    ifl_doc_res_free(&got);
+    ifl_model_set_cost(m, &saved);
+}
+
+/* The worker: the layer hook submits a job that runs no step. */
+static ifl_doc_req RW_BAD;
+static int RW_FULL_AT = -1; /* submit at this layer of the first forward seen */
+static bool RW_DONE;
+
+static void rw_hook(void *ud, int layer) {
+    ifl_worker *w = ud;
+    if (!RW_DONE && layer == RW_FULL_AT) {
+        RW_DONE = true;
+        CHECK(ifl_worker_submit(w, 2, NULL, &RW_BAD) != 0);
+    }
+}
+
+static void test_resume_worker(const char *dir, const ifl_model_opts *mo, ifl_model *ref_model) {
+    ifl_worker_cbs cbs = {on_done, NULL, on_state, &WS};
+    WS.ready = false;
+    WS.pf_started = 0;
+    ifl_worker *w = ifl_worker_new(&cbs, mo);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    WS.w = w;
+    ifl_worker_set_layer_hook(w, rw_hook, w);
+    ifl_worker_set_prefill_hook(w, on_prefill, &WS);
+    ifl_worker_load(w, dir);
+    CHECK(wait_for(p_ready, 60000));
+    ifl_doc_req ra;
+    req_init(&ra, TEXT, cursor_at(TEXT, "def mean(xs):\n    ", 18));
+    ra.n_hole = 8;
+    req_init(&RW_BAD, TEXT, strlen(TEXT) + 5); /* out of range: answered before any step */
+    RW_DONE = false;
+    RW_FULL_AT = 1;
+    CHECK(ifl_worker_prefill(w, 1, &ra));
+    WANT = 1;
+    CHECK(wait_for(p_done, 60000));
+    ifl_job *j = take_job();
+    CHECK(j && j->status == BASE_ERR_RANGE);
+    ifl_job_free(j);
+    STAT_WANT = 1;
+    CHECK(wait_for(p_completed, 30000));
+    ifl_prefill_stats st = stats();
+    CHECK_EQ_I((int)st.preempted, 1);
+    CHECK_EQ_I((int)st.resumed, 1);
+    CHECK_EQ_I((int)st.resumed_layers, 1);
+    CHECK_EQ_I((int)st.completed, 1);
+    CHECK_EQ_I((int)st.resume_dropped, 0);
+    WANT = 1;
+    CHECK(ifl_worker_submit(w, 1, NULL, &ra) != 0);
+    CHECK(wait_for(p_done, 60000));
+    j = take_job();
+    CHECK(j && j->status == BASE_OK && j->res.raw.prefill_hit);
+    if (j && ref_model) {
+        ifl_doc_res ref;
+        ifl_model_prefill_clear(ref_model);
+        CHECK_EQ_I(ifl_complete_doc(ref_model, &ra, NULL, &ref), BASE_OK);
+        CHECK(same_res(&ref, &j->res));
+        ifl_doc_res_free(&ref);
+    }
+    ifl_job_free(j);
+    printf("resume: preempted %lld resumed %lld (%lld layers kept) dropped %lld\n", st.preempted,
+           st.resumed, st.resumed_layers, st.resume_dropped);
+    ifl_worker_free(w);
+    while ((j = take_job()))
+        ifl_job_free(j);
+}
+
 int main(void) {
     int rc;
     if (tiny_model_missing(TINY_MODEL_DIR, "test_prefill", &rc))
@@ -422,9 +750,17 @@ int main(void) {
         printf("exact: %.0f ms\n", base_ms_since(t0));
         test_kv(m);
         printf("kv: %.0f ms\n", base_ms_since(t0));
+        test_resume(m);
+        printf("resume: %.0f ms\n", base_ms_since(t0));
+        test_prefilled_plan(m);
+        printf("prefilled plan: %.0f ms\n", base_ms_since(t0));
     }
     test_worker(TINY_MODEL_DIR, &o, m);
     printf("worker: %.0f ms\n", base_ms_since(t0));
+    test_phases(TINY_MODEL_DIR, &o);
+    printf("phases: %.0f ms\n", base_ms_since(t0));
+    test_resume_worker(TINY_MODEL_DIR, &o, m);
+    printf("resume on the worker: %.0f ms\n", base_ms_since(t0));
     ifl_model_close(m);
     return check_finish("test_prefill");
 }

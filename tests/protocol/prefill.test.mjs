@@ -123,3 +123,57 @@ test('contextCache over LSP: a nearby second request reuses kept rows; a setting
     assert.equal(st.plan.rowsReused, 0);
     assert.equal((await close(s)).code, 0);
   });
+
+// infilld/didChangeCursor (docs/PROTOCOL.md): the editor reports its cursor,
+// so a newly opened document is prefilled where the user is, without an edit.
+async function openCursorAsk(settings, cursor) {
+  const s = await session(REAL, { initOptions: { status: true, seed: 1, latencyBudgetMs: BUDGET, ...settings } });
+  await ready(s.conn);
+  await open(s.conn, URI, DOC);
+  if (cursor) {
+    await s.conn.sendNotification('infilld/didChangeCursor', {
+      textDocument: { uri: URI, version: 1 }, position: { line: HOLE_LINE, character: 4 },
+    });
+    // a repeat at the same place and version changes nothing
+    await s.conn.sendNotification('infilld/didChangeCursor', {
+      textDocument: { uri: URI, version: 1 }, position: { line: HOLE_LINE, character: 4 },
+    });
+    // bad ones are dropped: a stale version, a document not open, a bad position
+    await s.conn.sendNotification('infilld/didChangeCursor', {
+      textDocument: { uri: URI, version: 7 }, position: { line: 0, character: 0 },
+    });
+    await s.conn.sendNotification('infilld/didChangeCursor', {
+      textDocument: { uri: 'file:///nowhere.py' }, position: { line: 0, character: 0 },
+    });
+    await s.conn.sendNotification('infilld/didChangeCursor', { textDocument: { uri: URI }, position: { line: -1 } });
+  }
+  await sleep(2500); // quiet: the prefill (delay 50 ms) runs and completes
+  const from = s.conn.notes.length;
+  const r = await inline(s.conn, URI, HOLE_LINE, 4, { triggerKind: 2 });
+  const st = await statusAfter(s.conn, from);
+  const logs = s.conn.notes.filter((n) => n.method === 'window/logMessage').map((n) => n.params.message);
+  assert.equal((await close(s)).code, 0);
+  return { text: itemText(r), st, logs };
+}
+
+test('infilld/didChangeCursor after didOpen: the request there takes the prefilled step and answers the same',
+  { skip: !HAVE_TINY }, async () => {
+    const on = await openCursorAsk({ idlePrefill: true, idlePrefillDelayMs: 50 }, true);
+    const off = await openCursorAsk({ idlePrefill: false }, true);
+    const none = await openCursorAsk({ idlePrefill: true, idlePrefillDelayMs: 50 }, false);
+    const pf = on.st.idlePrefill;
+    assert.equal(pf.queued, 1, JSON.stringify(pf)); // the repeat and the bad ones queued nothing
+    assert.equal(pf.completed, 1, JSON.stringify(pf));
+    assert.equal(pf.hits, 1, JSON.stringify(pf));
+    assert.equal(on.st.plan.prefillHit, true);
+    assert.ok(pf.boundMs >= pf.chunkMs && pf.maxSliceMs >= 0, JSON.stringify(pf));
+    assert.ok(pf.slicesMs && typeof pf.slicesMs.count === 'number', JSON.stringify(pf));
+    assert.ok(on.logs.some((m) => /didChangeCursor ignored/.test(m)), JSON.stringify(on.logs));
+    assert.equal(off.st.idlePrefill.queued, 0);
+    assert.equal(off.st.plan.prefillHit, false);
+    // without the notification a newly opened document is not prefilled
+    assert.equal(none.st.idlePrefill.queued, 0);
+    assert.equal(none.st.plan.prefillHit, false);
+    assert.equal(on.text, off.text);
+    assert.equal(on.text, none.text);
+  });

@@ -16,6 +16,7 @@ import {
   ServerOptions,
   TransportKind,
 } from 'vscode-languageclient/node';
+import { CursorNotifier, CursorParams } from './cursor';
 import { Debouncer } from './debounce';
 import { AcceptKind, acceptedLength, splitAccept, typeThrough } from './partial';
 import { Settings, initializationOptions, readSettings, resolveBinary, serverArgs } from './settings';
@@ -37,6 +38,19 @@ let output: vscode.LogOutputChannel;
 let lastStatus: StatusParams | undefined;
 let shown: Shown | undefined;
 const debouncer = new Debouncer(150);
+// infilld/didChangeCursor: where the user is, so the daemon works ahead there.
+const cursorNotifier = new CursorNotifier((p: CursorParams) => {
+  void client?.sendNotification('infilld/didChangeCursor', p).catch(() => undefined);
+});
+
+function cursorMoved(editor: vscode.TextEditor | undefined): void {
+  const doc = editor?.document;
+  if (!editor || !doc || doc.uri.scheme !== 'file' || !client?.isRunning()) {
+    return;
+  }
+  const pos = editor.selection.active;
+  cursorNotifier.moved(doc.uri.toString(), doc.version, pos.line, pos.character);
+}
 
 function settings(): Settings {
   const conf = vscode.workspace.getConfiguration('infilld');
@@ -196,6 +210,9 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   client.registerProposedFeatures();
   try {
     await client.start();
+    // a new daemon knows no cursor yet: the active editor's, now
+    cursorNotifier.reset();
+    cursorMoved(vscode.window.activeTextEditor);
   } catch (e) {
     lastStatus = { state: 'error' };
     updateStatus();
@@ -220,6 +237,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     statusItem,
     debouncer,
+    cursorNotifier,
+    vscode.window.onDidChangeTextEditorSelection((e) => cursorMoved(e.textEditor)),
+    vscode.window.onDidChangeActiveTextEditor((e) => cursorMoved(e)),
     vscode.commands.registerCommand('infilld.regenerateSelection', regenerateSelection),
     vscode.commands.registerCommand('infilld.acceptNextWord', () => acceptPart('word')),
     vscode.commands.registerCommand('infilld.acceptNextLine', () => acceptPart('line')),

@@ -18,6 +18,11 @@ M.defaults = {
   -- Behaviour.
   auto_trigger = true, -- ask while typing (after debounce_ms of quiet)
   debounce_ms = 150,
+  -- Tell the daemon where the cursor is (infilld/didChangeCursor) after
+  -- cursor_debounce_ms of quiet, on insert-mode moves and when a buffer is
+  -- opened or entered, so that it works ahead there (idle prefill).
+  cursor_notify = true,
+  cursor_debounce_ms = 100,
   partial = true, -- progressive rendering from infilld/partial
   hide_during_pum = true, -- no ghost text while the completion menu is open
   filetypes = nil, -- list of filetypes to attach to; nil = every normal buffer

@@ -707,6 +707,82 @@ local function on_text_changed(bufnr)
   schedule_request(st)
 end
 
+-- infilld/didChangeCursor after cursor_debounce_ms of quiet. The version is
+-- the one Neovim's LSP client sent last (0 at didOpen on 0.7, the
+-- changedtick after): a notification that overtakes a debounced didChange is
+-- dropped by the daemon (the didChange schedules the same work at the edit's
+-- end).
+local cursor_timer = nil
+local function stop_cursor_timer()
+  if cursor_timer then
+    cursor_timer:stop()
+    cursor_timer:close()
+    cursor_timer = nil
+  end
+end
+
+local function doc_version(bufnr)
+  local v = vim.lsp.util.buf_versions
+  v = v and v[bufnr]
+  if type(v) ~= 'number' then
+    v = api.nvim_buf_get_changedtick(bufnr)
+  end
+  return v
+end
+
+local function send_cursor(bufnr)
+  local c = get_client()
+  if not c or api.nvim_get_current_buf() ~= bufnr or not vim.lsp.buf_is_attached(bufnr, c.id) then
+    return
+  end
+  local row, col = cursor()
+  local line = get_line(bufnr, row)
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr), version = doc_version(bufnr) },
+    position = { line = row, character = text.lsp_col(line, col, encoding(c)) },
+  }
+  call(c, 'notify', 'infilld/didChangeCursor', params)
+  if M._hooks.on_cursor then
+    M._hooks.on_cursor(params)
+  end
+end
+
+local function schedule_cursor(bufnr)
+  if not cfg.cursor_notify then
+    return
+  end
+  stop_cursor_timer()
+  cursor_timer = uv.new_timer()
+  cursor_timer:start(
+    cfg.cursor_debounce_ms or 100,
+    0,
+    vim.schedule_wrap(function()
+      stop_cursor_timer()
+      if api.nvim_buf_is_valid(bufnr) then
+        send_cursor(bufnr)
+      end
+    end)
+  )
+end
+
+local function attach_cursor_autocmds(bufnr)
+  local group = api.nvim_create_augroup('infilld_cursor_' .. bufnr, { clear = true })
+  api.nvim_create_autocmd({ 'CursorMovedI', 'InsertEnter', 'BufEnter' }, {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      schedule_cursor(bufnr)
+    end,
+  })
+  api.nvim_create_autocmd('BufUnload', {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      pcall(api.nvim_del_augroup_by_id, group)
+    end,
+  })
+end
+
 local function attach_autocmds(bufnr)
   local group = api.nvim_create_augroup('infilld_buf_' .. bufnr, { clear = true })
   api.nvim_create_autocmd('TextChangedI', {
@@ -775,6 +851,9 @@ local function on_attach(client, bufnr)
   else
     attach_autocmds(bufnr)
   end
+  -- the document is open on the daemon now: say where the cursor is
+  attach_cursor_autocmds(bufnr)
+  schedule_cursor(bufnr)
 end
 
 local function capabilities()
