@@ -332,6 +332,21 @@ void ifl_tree_free(ifl_tree *t) {
     free(t);
 }
 
+void ifl_tree_reset(ifl_tree *t) {
+    if (!t)
+        return;
+    ifl__segs_clear(t);
+    t->len = 0;
+    t->rebuild = true;
+    t->dirty = t->timed_out = t->edited = false;
+    t->errors = -1;
+    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = SIZE_MAX;
+    /* ifl__parse leaves the parser reset after every parse, stopped or not;
+     * once more costs nothing. */
+    if (t->parser)
+        ts_parser_reset(t->parser);
+}
+
 const char *ifl_tree_language(const ifl_tree *t) { return t ? t->lang : NULL; }
 
 void ifl_tree_set_segment_bytes(ifl_tree *t, size_t bytes) {
