@@ -92,6 +92,10 @@ base_status ifl_syntax_validate_text(const char *language, const char *text, siz
 ifl_tree *ifl_tree_new(const char *language, base_status *err);
 void ifl_tree_free(ifl_tree *t); /* NULL-safe */
 const char *ifl_tree_language(const ifl_tree *t);
+/* Forgets the text and its trees, keeping the parser and the segment size:
+ * the next update parses afresh, exactly as a new tree would (tests reuse
+ * one tree for many fresh parses). */
+void ifl_tree_reset(ifl_tree *t);
 /* Records an edit already applied to the text; the next use reparses. */
 void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev);
 /* Reparses (incrementally) when edited since the last parse. */

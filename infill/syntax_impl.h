@@ -39,6 +39,7 @@ struct ifl_tree {
      * that an edit of a preprocessor line looks for the guard again. */
     size_t edit_lo, edit_hi;
     bool edited;
+    bool edit_deleted;    /* one of those edits removed bytes */
     TSQuery *spans;       /* borrowed (shared per language); NULL when absent */
     TSQueryCursor *qc;    /* owned */
     uint32_t cap_comment; /* capture ids in spans; UINT32_MAX when absent */

@@ -332,6 +332,21 @@ void ifl_tree_free(ifl_tree *t) {
     free(t);
 }
 
+void ifl_tree_reset(ifl_tree *t) {
+    if (!t)
+        return;
+    ifl__segs_clear(t);
+    t->len = 0;
+    t->rebuild = true;
+    t->dirty = t->timed_out = t->edited = t->edit_deleted = false;
+    t->errors = -1;
+    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = SIZE_MAX;
+    /* ifl__parse leaves the parser reset after every parse, stopped or not;
+     * once more costs nothing. */
+    if (t->parser)
+        ts_parser_reset(t->parser);
+}
+
 const char *ifl_tree_language(const ifl_tree *t) { return t ? t->lang : NULL; }
 
 void ifl_tree_set_segment_bytes(ifl_tree *t, size_t bytes) {
@@ -1005,12 +1020,14 @@ void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
         t->edit_lo = ev->start_byte;
         t->edit_hi = ev->new_end_byte;
         t->edited = true;
+        t->edit_deleted = false;
     } else {
         if (t->edit_hi >= ev->old_end_byte)
             t->edit_hi = t->edit_hi + ev->new_end_byte - ev->old_end_byte;
         t->edit_lo = BASE_MIN(t->edit_lo, ev->start_byte);
         t->edit_hi = BASE_MAX(t->edit_hi, ev->new_end_byte);
     }
+    t->edit_deleted = t->edit_deleted || ev->old_end_byte > ev->start_byte;
     if (t->rebuild || t->nseg == 0)
         return;
     if (ev->old_end_byte < ev->start_byte || ev->old_end_byte > t->len) {
@@ -1075,24 +1092,28 @@ void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
     t->len = (size_t)((long)t->len + dbytes);
 }
 
-/* Did the edits since the last update touch a C/C++ preprocessor line, and
- * does the include guard now read differently (found, lost or moved)? The
+/* Could the edits since the last update have changed how the C/C++ include
+ * guard reads, and does it now read differently (found, lost or moved)? The
  * guard is looked for when the buffer is cut afresh; this brings a guard
- * typed in (or taken out) later to the same tree a fresh parse gives. */
+ * typed in (or taken out) later to the same tree a fresh parse gives. What
+ * decides the guard: which lines are directives and which are hidden in
+ * comments or strings. An edit changes that only by removing bytes (what
+ * they were is not known here) or by putting '#', a comment or string
+ * delimiter or a backslash on the edited lines: a `;` typed before an
+ * `#endif` turns it into a line that is not a directive (found by
+ * fuzz_syntax_edits; only lines starting with '#' were looked at). */
 static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
     if (strcmp(t->lang, "c") != 0 && strcmp(t->lang, "cpp") != 0)
         return false;
     size_t lo = BASE_MIN(t->edit_lo, len), hi = BASE_MIN(t->edit_hi, len);
     while (lo > 0 && s[lo - 1] != '\n')
         lo--;
-    bool hash = false;
-    for (size_t ls = lo; ls <= hi && ls < len && !hash;) {
-        size_t i = ls;
-        while (i < len && (s[i] == ' ' || s[i] == '\t'))
-            i++;
-        hash = i < len && s[i] == '#';
-        const char *nl = memchr(s + ls, '\n', len - ls);
-        ls = nl ? (size_t)(nl - s) + 1 : len;
+    bool hash = t->edit_deleted;
+    for (size_t i = lo; i < len && !hash; i++) {
+        char c = s[i];
+        hash = c == '#' || c == '/' || c == '*' || c == '"' || c == '\'' || c == '\\';
+        if (c == '\n' && i >= hi)
+            break;
     }
     if (!hash)
         return false;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzing to depth, by hand (not CI): runs each harness of build/fuzz toward
 # RUNS executions (default 10^7) or SECS seconds, whichever comes first, one
-# harness at a time at nice 19 (the machine is shared). The corpus grows in
+# harness at a time at nice 19 (FUZZ_NICE; the machine is shared). The corpus grows in
 # build/fuzz/deep/<harness>/ (outside the repository) on top of the seeds in
 # tests/fuzz/corpus/<harness>/; crashes land in build/fuzz/deep/crashes/.
 # Prints one summary line per harness for docs/perf/fuzz.md.
@@ -23,7 +23,7 @@ for spec in "$@"; do
   [ -d "tests/fuzz/corpus/$t" ] && seeds=("tests/fuzz/corpus/$t")
   t0=$(date +%s)
   # FUZZ_GEMMA_FULL: fuzz_tokenizer_gemma also encodes with the real Gemma 3 vocabulary.
-  FUZZ_GEMMA_FULL=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 nice -n 19 "build/fuzz/$t" -runs="$runs" -max_total_time="$secs" \
+  FUZZ_GEMMA_FULL=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 nice -n "${FUZZ_NICE:-19}" "build/fuzz/$t" -runs="$runs" -max_total_time="$secs" \
     -max_len="${maxlen[$t]:-$default_maxlen}" -artifact_prefix="$out/crashes/$t-" -print_final_stats=1 \
     "$out/$t" "${seeds[@]}" >"$out/$t.log" 2>&1
   rc=$?

@@ -32,12 +32,33 @@ static void cancel(void *ud, lsp_server *srv, lsp_token t) {
     (void)t;
 }
 
-static void feed_framed(lsp_server *s, const char *json) {
-    base_buf b;
-    base_buf_init(&b);
-    lsp_frame_write(&b, json, strlen(json));
-    lsp_server_feed(s, b.data, b.len);
-    base_buf_deinit(&b);
+/* The session's opening messages (initialize for each encoding, didOpen),
+ * framed once: every input starts with the same bytes. Built on first use,
+ * kept for the life of the process. */
+static base_buf opening[3];
+
+static const base_buf *framed(int k) {
+    base_buf *b = &opening[k];
+    if (b->len)
+        return b;
+    char json[256];
+    if (k < 2)
+        snprintf(json, sizeof(json),
+                 "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+                 "\"capabilities\":{\"general\":{\"positionEncodings\":[\"%s\"]}}}}",
+                 k ? "utf-8" : "utf-16");
+    else
+        snprintf(json, sizeof(json), "%s",
+                 "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{"
+                 "\"textDocument\":{\"uri\":\"file:///f\",\"languageId\":\"c\",\"version\":1,"
+                 "\"text\":\"int main() {\\r\\n  return \\ud83d\\ude00;\\n}\\n\"}}}");
+    lsp_frame_write(b, json, strlen(json));
+    return b;
+}
+
+static void feed_framed(lsp_server *s, int k) {
+    const base_buf *b = framed(k);
+    lsp_server_feed(s, b->data, b->len);
 }
 
 static void fuzz_server(const uint8_t *data, size_t size) {
@@ -49,16 +70,8 @@ static void fuzz_server(const uint8_t *data, size_t size) {
     lsp_server *s = lsp_server_new(&h, &p, &o, NULL);
     if (!s)
         return;
-    const char *enc = size && (data[0] & 1) ? "utf-8" : "utf-16";
-    char init[256];
-    snprintf(init, sizeof(init),
-             "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
-             "\"capabilities\":{\"general\":{\"positionEncodings\":[\"%s\"]}}}}",
-             enc);
-    feed_framed(s, init);
-    feed_framed(s, "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{"
-                   "\"textDocument\":{\"uri\":\"file:///f\",\"languageId\":\"c\",\"version\":1,"
-                   "\"text\":\"int main() {\\r\\n  return \\ud83d\\ude00;\\n}\\n\"}}}");
+    feed_framed(s, size && (data[0] & 1)); /* initialize: utf-8 or utf-16 */
+    feed_framed(s, 2);                     /* didOpen */
     size_t i = 0;
     while (i < size) {
         size_t n = 1 + (data[i] % 97);

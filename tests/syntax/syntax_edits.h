@@ -33,6 +33,9 @@ base_status syntax_edits_run(const char *lang, const char *text, size_t len, bas
 /* Over all calls: comparisons on documents that parse without errors, and
  * differences on documents with errors. */
 extern size_t syntax_edits_clean_compared, syntax_edits_errorful_diffs;
+/* When set, comparisons whose fresh parse has errors are not made at all
+ * under only_clean (they could not count): errorful_diffs stays 0. */
+extern bool syntax_edits_skip_errorful;
 
 /* Retyping sessions: deletes a random span of up to 40 bytes and types it
  * back one byte per edit, comparing the incremental tree with a fresh parse

@@ -39,10 +39,63 @@ static void run_seeds(const syntax_edits_seed *seeds, size_t n, int rounds, uint
     }
 }
 
+/* fuzz_syntax_edits' first finding: a `;` typed before the `#endif` of a
+ * conditional inside a C include guard makes that line no directive, so the
+ * guard no longer closes; the edited tree kept parsing the guard as blanks
+ * (only edited lines starting with '#' made it look again). Every segment
+ * size, since the guard is looked for whatever the cut. */
+static void guard_broken_by_edit(void) {
+    const char *text = syntax_edits_multi[0].text; /* count.h */
+    const char *at = strstr(text, "#endif\nint main");
+    CHECK(at != NULL);
+    if (!at)
+        return;
+    static const size_t sizes[] = {0, 1, 4096};
+    for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
+        base_status st = BASE_OK;
+        ifl_tree *t = ifl_tree_new("c", &st), *fresh = ifl_tree_new("c", &st);
+        CHECK(t && fresh);
+        if (!t || !fresh)
+            return;
+        ifl_tree_set_segment_bytes(t, sizes[k]);
+        ifl_tree_set_segment_bytes(fresh, 0);
+        size_t len = strlen(text), off = (size_t)(at - text);
+        CHECK_EQ_I(ifl_tree_update(t, text, len), BASE_OK);
+        char *edited = malloc(len + 2);
+        memcpy(edited, text, off);
+        edited[off] = ';';
+        memcpy(edited + off + 1, text + off, len - off + 1);
+        uint32_t row = 0;
+        for (size_t i = 0; i < off; i++)
+            row += text[i] == '\n';
+        lsp_edit_event ev = {.start_byte = off,
+                             .old_end_byte = off,
+                             .new_end_byte = off + 1,
+                             .start_point = {row, 0},
+                             .old_end_point = {row, 0},
+                             .new_end_point = {row, 1}};
+        ifl_tree_edit(t, &ev);
+        char *a = ifl_tree_sexp(t, edited, len + 1), *b = ifl_tree_sexp(fresh, edited, len + 1);
+        CHECK(a && b);
+        CHECK_EQ_U(ifl_tree_error_count(fresh, edited, len + 1), 0);
+        if (a && b && strcmp(a, b) != 0) {
+            fprintf(stderr, "segment bytes %zu:\nincremental: %s\nfresh:       %s\n", sizes[k], a,
+                    b);
+            CHECK(false);
+        }
+        free(a);
+        free(b);
+        free(edited);
+        ifl_tree_free(t);
+        ifl_tree_free(fresh);
+    }
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
     base_log_set_level(BASE_LOG_WARN);
+    guard_broken_by_edit();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size. */
