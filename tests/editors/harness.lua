@@ -192,4 +192,18 @@ function T.skip(why)
   T.finish(77)
 end
 
+-- The daemon to test (INFILLD_BIN; skips without it) and the model folder
+-- (INFILLD_TINY_MODEL; nil when unset or not a model: the embedded default).
+function T.daemon()
+  local bin = os.getenv('INFILLD_BIN')
+  if not bin or vim.fn.executable(bin) ~= 1 then
+    T.skip('INFILLD_BIN not set or not executable')
+  end
+  local model = os.getenv('INFILLD_TINY_MODEL')
+  if model and vim.fn.filereadable(model .. '/config.json') ~= 1 then
+    model = nil
+  end
+  return bin, model
+end
+
 return T

@@ -6,14 +6,7 @@
 -- Environment: INFILLD_BIN (the daemon), INFILLD_TINY_MODEL (optional model).
 local T = dofile(debug.getinfo(1, 'S').source:sub(2):match('(.*/)') .. 'harness.lua')
 
-local bin = os.getenv('INFILLD_BIN')
-if not bin or vim.fn.executable(bin) ~= 1 then
-  T.skip('INFILLD_BIN not set or not executable')
-end
-local model = os.getenv('INFILLD_TINY_MODEL')
-if model and vim.fn.filereadable(model .. '/config.json') ~= 1 then
-  model = nil
-end
+local bin, model = T.daemon()
 
 T.start(([[{
   path = %q,
