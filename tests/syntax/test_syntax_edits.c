@@ -91,11 +91,37 @@ static void guard_broken_by_edit(void) {
     }
 }
 
+/* fuzz_syntax_edits' second finding: JSX text over two lines in column 0,
+ * cut at every sound place, is one construct in four segments; the first
+ * two merged do not mend it, and the cuts between the text lines look
+ * sound, so the segmented tree kept errors a whole parse does not have. */
+static void jsx_text_over_lines(void) {
+    const char *text = "const A = () => <div>\ntext\ntext\n</div>\n\nexport function B() {\n"
+                       "  return <A />\n}\n";
+    base_status st = BASE_OK;
+    ifl_tree *t = ifl_tree_new("tsx", &st), *whole = ifl_tree_new("tsx", &st);
+    CHECK(t && whole);
+    if (!t || !whole)
+        return;
+    ifl_tree_set_segment_bytes(t, 1);
+    ifl_tree_set_segment_bytes(whole, 0);
+    size_t len = strlen(text);
+    char *a = ifl_tree_sexp(t, text, len), *b = ifl_tree_sexp(whole, text, len);
+    CHECK(a && b);
+    CHECK_EQ_U(ifl_tree_error_count(whole, text, len), 0);
+    CHECK(a && b && strcmp(a, b) == 0);
+    free(a);
+    free(b);
+    ifl_tree_free(t);
+    ifl_tree_free(whole);
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
     base_log_set_level(BASE_LOG_WARN);
     guard_broken_by_edit();
+    jsx_text_over_lines();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size. */
