@@ -905,9 +905,14 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
     size_t k = i > 0 ? i - 1 : 0;
     size_t last = j > 0 ? j - 1 : 0;
     while (k + 1 < t->nseg && k <= last) {
-        if ((t->segs[k + 1].dirty || !t->segs[k + 1].tree) &&
-            (st = ifl__seg_parse(t, s, k + 1)) != BASE_OK)
-            return st;
+        if (t->segs[k + 1].dirty || !t->segs[k + 1].tree) {
+            if ((st = ifl__seg_parse(t, s, k + 1)) != BASE_OK)
+                return st;
+            /* Parsed here, it is no longer dirty for the caller: its cut
+             * with the next segment is looked at here too. */
+            if (last < k + 1)
+                last = k + 1;
+        }
         ifl__cut_state cs = ifl__cut_check(t, s, len, k);
         if (cs == IFL__CUT_OK || t->segs[k].len + t->segs[k + 1].len > IFL__SEG_MERGE_MAX) {
             k++;
