@@ -48,6 +48,9 @@ enum {
      * text has an unclosed construct that a whole-file parse would recover
      * from no better. */
     IFL__SEG_MERGE_MAX = 64 * 1024,
+    /* A construct cut in two whose halves do not mend is tried with up to
+     * this many segments after the first. */
+    IFL__SEG_MEND_SPAN = 4,
 };
 
 /* ---- compiled spans.scm per language --------------------------------------
@@ -849,21 +852,33 @@ static base_status ifl__cut(ifl_tree *t, const char *s, size_t len, size_t a, si
     return BASE_OK;
 }
 
-/* Would segments i and i + 1 parsed as one have fewer syntax errors than
- * apart? Parses the two as one from a copy of i's tree. */
-/* Would segments i and i + 1 parsed as one have fewer syntax errors than
- * apart? Parses the two as one from a copy of i's tree; *mended is that
- * tree when they would (the caller merges and keeps it), else NULL. */
-static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, TSTree **mended) {
-    ifl__seg *a = &t->segs[i], *b = &t->segs[i + 1];
+/* Would segments i .. i + m parsed as one have fewer syntax errors than
+ * apart? Parses them as one from a copy of i's tree; *mended is that tree
+ * when they would (the caller merges and keeps it), else NULL. */
+static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t m,
+                                    TSTree **mended) {
+    ifl__seg *a = &t->segs[i];
     *mended = NULL;
-    size_t n = a->len + b->len;
+    /* Segments i + 1 .. i + m as one, for the edit that appends them. */
+    ifl__seg rest = t->segs[i + 1];
+    size_t apart = ifl__count_errors_in(ts_tree_root_node(a->tree), 0, 0, NULL);
+    for (size_t k = i + 1; k <= i + m; k++) {
+        base_status st;
+        if ((t->segs[k].dirty || !t->segs[k].tree) && (st = ifl__seg_parse(t, s, k)) != BASE_OK)
+            return st;
+        apart += ifl__count_errors_in(ts_tree_root_node(t->segs[k].tree), 0, 0, NULL);
+        if (k > i + 1) {
+            rest.len += t->segs[k].len;
+            rest.row_count += t->segs[k].row_count;
+        }
+    }
+    size_t n = a->len + rest.len;
     char *copy = NULL;
     const char *text = ifl__parse_text(t, s, a->start, n, &copy);
     if (!text)
         return BASE_ERR_NOMEM;
     TSTree *trial = ts_tree_copy(a->tree);
-    TSInputEdit ed = ifl__append_edit(s, a, b);
+    TSInputEdit ed = ifl__append_edit(s, a, &rest);
     ts_tree_edit(trial, &ed);
     base_status st = BASE_OK;
     TSTree *nt = ifl__parse(t, trial, text, (uint32_t)n, &st);
@@ -871,8 +886,6 @@ static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, TSTree
     free(copy);
     if (!nt)
         return st == BASE_ERR_TIMEOUT ? BASE_OK : st; /* no mend that can be seen */
-    size_t apart = ifl__count_errors_in(ts_tree_root_node(a->tree), 0, 0, NULL) +
-                   ifl__count_errors_in(ts_tree_root_node(b->tree), 0, 0, NULL);
     if (ifl__count_errors_in(ts_tree_root_node(nt), 0, 0, NULL) < apart)
         *mended = nt;
     else
@@ -892,9 +905,14 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
     size_t k = i > 0 ? i - 1 : 0;
     size_t last = j > 0 ? j - 1 : 0;
     while (k + 1 < t->nseg && k <= last) {
-        if ((t->segs[k + 1].dirty || !t->segs[k + 1].tree) &&
-            (st = ifl__seg_parse(t, s, k + 1)) != BASE_OK)
-            return st;
+        if (t->segs[k + 1].dirty || !t->segs[k + 1].tree) {
+            if ((st = ifl__seg_parse(t, s, k + 1)) != BASE_OK)
+                return st;
+            /* Parsed here, it is no longer dirty for the caller: its cut
+             * with the next segment is looked at here too. */
+            if (last < k + 1)
+                last = k + 1;
+        }
         ifl__cut_state cs = ifl__cut_check(t, s, len, k);
         if (cs == IFL__CUT_OK || t->segs[k].len + t->segs[k + 1].len > IFL__SEG_MERGE_MAX) {
             k++;
@@ -902,19 +920,33 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
         }
         if (cs == IFL__CUT_TREE) {
             /* The trial parse of the two as one is the merged tree. */
+            /* Also with the next few segments: a construct may be cut in
+             * three or more (JSX text over several lines in column 0, each
+             * line parsing alone), and the cuts between its middle pieces
+             * then look sound. Tried only when the two alone do not mend. */
             TSTree *mended = NULL;
-            if ((st = ifl__merge_mends(t, s, k, &mended)) != BASE_OK)
-                return st;
+            size_t m = 1, len_m = t->segs[k].len + t->segs[k + 1].len;
+            for (;;) {
+                if ((st = ifl__merge_mends(t, s, k, m, &mended)) != BASE_OK)
+                    return st;
+                if (mended || m >= IFL__SEG_MEND_SPAN || k + m + 1 >= t->nseg ||
+                    len_m + t->segs[k + m + 1].len > IFL__SEG_MERGE_MAX)
+                    break;
+                len_m += t->segs[k + m + 1].len;
+                m++;
+            }
             if (!mended) {
                 k++;
                 continue;
             }
-            if ((st = ifl__seg_merge(t, s, k)) != BASE_OK) {
-                ts_tree_delete(mended);
-                return st;
+            for (size_t r = 0; r < m; r++) {
+                if ((st = ifl__seg_merge(t, s, k)) != BASE_OK) {
+                    ts_tree_delete(mended);
+                    return st;
+                }
+                if (last > k)
+                    last--;
             }
-            if (last > k)
-                last--;
             ifl__seg *g = &t->segs[k];
             if (g->tree)
                 ts_tree_delete(g->tree);

@@ -145,7 +145,7 @@ static lsp_point point_at(const char *s, size_t off) {
     return p;
 }
 
-size_t syntax_edits_clean_compared, syntax_edits_errorful_diffs;
+size_t syntax_edits_clean_compared, syntax_edits_errorful_diffs, syntax_edits_points;
 bool syntax_edits_skip_errorful;
 
 /* Compares t (incremental) with a fresh parse of doc. *ref is the reference
@@ -154,9 +154,11 @@ bool syntax_edits_skip_errorful;
  * does: this only saves a parser per comparison); the caller frees it, so
  * that each run allocates and frees the same (libFuzzer's leak check). */
 static base_status compare_fresh(const char *lang, ifl_tree *t, ifl_tree **ref, const base_buf *doc,
-                                 bool only_clean, const char *what, size_t *mismatches) {
+                                 bool only_clean, const char *what, size_t *mismatches,
+                                 bool *clean_out) {
     base_status st = BASE_OK;
-    char *a = ifl_tree_sexp(t, doc->data, doc->len);
+    if (clean_out)
+        *clean_out = false;
     if (*ref) {
         ifl_tree_reset(*ref);
     } else if ((*ref = ifl_tree_new(lang, &st)) != NULL) {
@@ -167,19 +169,26 @@ static base_status compare_fresh(const char *lang, ifl_tree *t, ifl_tree **ref, 
     bool parsed = fresh && ifl_tree_update(fresh, doc->data, doc->len) == BASE_OK;
     bool clean = parsed && ifl_tree_error_count(fresh, doc->data, doc->len) == 0;
     /* A difference on text with errors counts for nothing under only_clean:
-     * with syntax_edits_skip_errorful (the fuzzer) the reference's
-     * S-expression is then not built (nor errorful_diffs counted). */
+     * with syntax_edits_skip_errorful (the fuzzer) neither S-expression is
+     * then built (nor errorful_diffs counted); the edited tree is still
+     * reparsed (and its errors counted), so that it goes through that state. */
     bool skip = syntax_edits_skip_errorful && only_clean && parsed && !clean;
-    char *b = parsed && !skip ? ifl_tree_sexp(fresh, doc->data, doc->len) : NULL;
-    if (!a || (!b && !skip)) {
+    syntax_edits_points++;
+    syntax_edits_clean_compared += clean;
+    if (clean_out)
+        *clean_out = clean;
+    if (skip) {
+        st = ifl_tree_update(t, doc->data, doc->len);
+        (void)ifl_tree_error_count(t, doc->data, doc->len);
+        /* A grammar over its parse budget is no finding here. */
+        return st == BASE_ERR_TIMEOUT ? BASE_OK : st;
+    }
+    char *a = ifl_tree_sexp(t, doc->data, doc->len);
+    char *b = parsed ? ifl_tree_sexp(fresh, doc->data, doc->len) : NULL;
+    if (!a || !b) {
         free(a);
         free(b);
         return st != BASE_OK ? st : BASE_ERR_NOMEM;
-    }
-    syntax_edits_clean_compared += clean;
-    if (skip) {
-        free(a);
-        return BASE_OK;
     }
     bool differ = strcmp(a, b) != 0;
     syntax_edits_errorful_diffs += differ && !clean;
@@ -196,6 +205,12 @@ static base_status compare_fresh(const char *lang, ifl_tree *t, ifl_tree **ref, 
     return BASE_OK;
 }
 
+base_status syntax_edits_compare(const char *lang, ifl_tree *t, ifl_tree **ref, const base_buf *doc,
+                                 bool only_clean, const char *what, size_t *mismatches,
+                                 bool *clean) {
+    return compare_fresh(lang, t, ref, doc, only_clean, what, mismatches, clean);
+}
+
 static base_status apply_edit(ifl_tree *t, base_buf *doc, size_t start, size_t del, const char *ins,
                               size_t ins_len) {
     lsp_edit_event ev;
@@ -210,6 +225,11 @@ static base_status apply_edit(ifl_tree *t, base_buf *doc, size_t start, size_t d
     ev.new_end_point = point_at(doc->data, start + ins_len);
     ifl_tree_edit(t, &ev);
     return BASE_OK;
+}
+
+base_status syntax_edits_apply(ifl_tree *t, base_buf *doc, size_t start, size_t del,
+                               const char *ins, size_t ins_len) {
+    return apply_edit(t, doc, start, del, ins, ins_len);
 }
 
 base_status syntax_edits_run(const char *lang, const char *text, size_t len, base_rng *rng,
@@ -251,8 +271,8 @@ base_status syntax_edits_run(const char *lang, const char *text, size_t len, bas
             ev.new_end_point = point_at(doc.data, start + ins_len);
             ifl_tree_edit(t, &ev);
         }
-        if ((st = compare_fresh(lang, t, &ref, &doc, only_clean, "random edits", mismatches)) !=
-            BASE_OK)
+        if ((st = compare_fresh(lang, t, &ref, &doc, only_clean, "random edits", mismatches,
+                                NULL)) != BASE_OK)
             goto done;
     }
 done:
@@ -288,7 +308,7 @@ base_status syntax_edits_retype(const char *lang, const char *text, size_t len, 
             st = apply_edit(t, &doc, start + k, 0, span + k, 1);
             if (st == BASE_OK && (k + 1 == n || base_rng_next(rng) % 3 == 0)) {
                 (*compared)++;
-                st = compare_fresh(lang, t, &ref, &doc, only_clean, "retyping", mismatches);
+                st = compare_fresh(lang, t, &ref, &doc, only_clean, "retyping", mismatches, NULL);
             }
         }
     }

@@ -4,6 +4,7 @@
 #define INFILLD_TESTS_SYNTAX_EDITS_H
 
 #include "base.h"
+#include "syntax.h"
 
 typedef struct syntax_edits_seed {
     const char *lang;
@@ -31,11 +32,25 @@ base_status syntax_edits_run(const char *lang, const char *text, size_t len, bas
                              int rounds, bool only_clean, size_t *mismatches);
 
 /* Over all calls: comparisons on documents that parse without errors, and
- * differences on documents with errors. */
-extern size_t syntax_edits_clean_compared, syntax_edits_errorful_diffs;
+ * differences on documents with errors; syntax_edits_points counts every
+ * comparison (every reparse of the edited tree checked against a fresh one,
+ * clean or not). */
+extern size_t syntax_edits_clean_compared, syntax_edits_errorful_diffs, syntax_edits_points;
 /* When set, comparisons whose fresh parse has errors are not made at all
  * under only_clean (they could not count): errorful_diffs stays 0. */
 extern bool syntax_edits_skip_errorful;
+
+/* Applies one edit (replace del bytes at start by ins) to doc and to t. */
+base_status syntax_edits_apply(ifl_tree *t, base_buf *doc, size_t start, size_t del,
+                               const char *ins, size_t ins_len);
+
+/* One comparison of t (incremental) with a fresh parse of doc, counted in
+ * *mismatches as in syntax_edits_run; *ref is the caller's reference tree
+ * (created on first use; the caller frees it). *clean (may be NULL): the
+ * fresh parse had no syntax errors. */
+base_status syntax_edits_compare(const char *lang, ifl_tree *t, ifl_tree **ref, const base_buf *doc,
+                                 bool only_clean, const char *what, size_t *mismatches,
+                                 bool *clean);
 
 /* Retyping sessions: deletes a random span of up to 40 bytes and types it
  * back one byte per edit, comparing the incremental tree with a fresh parse

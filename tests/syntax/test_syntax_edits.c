@@ -15,6 +15,7 @@
 #include "check.h"
 #include "syntax.h"
 #include "syntax_edits.h"
+#include "syntax_script.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,11 +92,57 @@ static void guard_broken_by_edit(void) {
     }
 }
 
+/* fuzz_syntax_edits' second finding: JSX text over two lines in column 0,
+ * cut at every sound place, is one construct in four segments; the first
+ * two merged do not mend it, and the cuts between the text lines look
+ * sound, so the segmented tree kept errors a whole parse does not have. */
+static void jsx_text_over_lines(void) {
+    const char *text = "const A = () => <div>\ntext\ntext\n</div>\n\nexport function B() {\n"
+                       "  return <A />\n}\n";
+    base_status st = BASE_OK;
+    ifl_tree *t = ifl_tree_new("tsx", &st), *whole = ifl_tree_new("tsx", &st);
+    CHECK(t && whole);
+    if (!t || !whole)
+        return;
+    ifl_tree_set_segment_bytes(t, 1);
+    ifl_tree_set_segment_bytes(whole, 0);
+    size_t len = strlen(text);
+    char *a = ifl_tree_sexp(t, text, len), *b = ifl_tree_sexp(whole, text, len);
+    CHECK(a && b);
+    CHECK_EQ_U(ifl_tree_error_count(whole, text, len), 0);
+    CHECK(a && b && strcmp(a, b) == 0);
+    free(a);
+    free(b);
+    ifl_tree_free(t);
+    ifl_tree_free(whole);
+}
+
+/* fuzz_syntax_edits' third finding, its edit script replayed: in the C++
+ * document of several constructs, segments at every sound cut, `public:`
+ * edited, a line moved next to `template <typename T>`, both undone. The
+ * undo parsed the template line's segment while settling the one before it,
+ * so it was no longer dirty and its cut with `T twice(...)` (one construct
+ * cut in two) was never looked at. */
+static void template_after_undo(void) {
+    static const uint8_t script[] = {0x00, 0x65, 0xff, 0x72, 0x65, 0x74, 0x75,
+                                     0x68, 0x65, 0x72, 0x65, 0x64, 0x6f, 0x63};
+    size_t mismatches = 0;
+    syntax_edits_segment_bytes = 1;
+    const syntax_edits_seed *sd = &syntax_edits_multi[1];
+    CHECK(strcmp(sd->lang, "cpp") == 0);
+    CHECK_EQ_I(
+        syntax_script_run(sd->lang, sd->text, strlen(sd->text), script, sizeof script, &mismatches),
+        BASE_OK);
+    CHECK_EQ_U(mismatches, 0);
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
     base_log_set_level(BASE_LOG_WARN);
     guard_broken_by_edit();
+    jsx_text_over_lines();
+    template_after_undo();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size. */
