@@ -300,13 +300,21 @@ static long long STAT_WANT;
 static bool p_aborted(void) { return stats().aborted >= STAT_WANT; }
 static bool p_completed(void) { return stats().completed >= STAT_WANT; }
 
-static void test_worker(const char *dir, const ifl_model_opts *mo, ifl_model *ref_model) {
+/* A worker reporting to WS, with WS's readiness and prefill count reset. */
+static ifl_worker *ws_worker_new(const ifl_model_opts *mo) {
     ifl_worker_cbs cbs = {on_done, NULL, on_state, &WS};
+    WS.ready = false;
+    WS.pf_started = 0;
     ifl_worker *w = ifl_worker_new(&cbs, mo);
     CHECK(w != NULL);
+    WS.w = w;
+    return w;
+}
+
+static void test_worker(const char *dir, const ifl_model_opts *mo, ifl_model *ref_model) {
+    ifl_worker *w = ws_worker_new(mo);
     if (!w)
         return;
-    WS.w = w;
     ifl_worker_set_step_wrap(w, slow_step, &WS);
     ifl_worker_set_prefill_hook(w, on_prefill, &WS);
     ifl_worker_load(w, dir);
@@ -447,14 +455,9 @@ static void on_phase(void *ud, int ph) {
 }
 
 static void test_phases(const char *dir, const ifl_model_opts *mo) {
-    ifl_worker_cbs cbs = {on_done, NULL, on_state, &WS};
-    WS.ready = false;
-    WS.pf_started = 0;
-    ifl_worker *w = ifl_worker_new(&cbs, mo);
-    CHECK(w != NULL);
+    ifl_worker *w = ws_worker_new(mo);
     if (!w)
         return;
-    WS.w = w;
     PH.w = w;
     PH.submit_at = -1;
     ifl_worker_set_phase_hook(w, on_phase, &PH);
@@ -686,14 +689,9 @@ static void rw_hook(void *ud, int layer) {
 }
 
 static void test_resume_worker(const char *dir, const ifl_model_opts *mo, ifl_model *ref_model) {
-    ifl_worker_cbs cbs = {on_done, NULL, on_state, &WS};
-    WS.ready = false;
-    WS.pf_started = 0;
-    ifl_worker *w = ifl_worker_new(&cbs, mo);
-    CHECK(w != NULL);
+    ifl_worker *w = ws_worker_new(mo);
     if (!w)
         return;
-    WS.w = w;
     ifl_worker_set_layer_hook(w, rw_hook, w);
     ifl_worker_set_prefill_hook(w, on_prefill, &WS);
     ifl_worker_load(w, dir);
