@@ -20,6 +20,7 @@
 #include "cpu_impl.h"
 #include "engine_impl.h"
 #include "qblock.h"
+#include "qblock_random.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -231,25 +232,7 @@ static void test_quantize(void) {
     }
 }
 
-/* Random but well-formed blocks: random bytes, the f16 scales set to moderate
- * values so that products stay finite. */
-static void random_blocks(int t, uint8_t *w, size_t n_blocks) {
-    const int bs = kq_block_bytes(t);
-    for (size_t b = 0; b < n_blocks; b++) {
-        uint8_t *p = w + b * (size_t)bs;
-        for (int i = 0; i < bs; i++)
-            p[i] = (uint8_t)rnd();
-        const uint16_t d = (uint16_t)(0x1800 + rnd() % 0x0800),
-                       dm = (uint16_t)(0x1400 + rnd() % 0x800);
-        if (t == KQ_Q6_K) {
-            p[208] = (uint8_t)d, p[209] = (uint8_t)(d >> 8);
-        } else {
-            p[0] = (uint8_t)d, p[1] = (uint8_t)(d >> 8);
-            if (t == KQ_Q4_K || t == KQ_Q5_K)
-                p[2] = (uint8_t)dm, p[3] = (uint8_t)(dm >> 8);
-        }
-    }
-}
+static int rnd_below(int n) { return (int)(rnd() % (uint32_t)n); }
 
 /* The device kernel's order for one output: lane l adds sub-blocks l, l + 32,
  * ... into its own accumulator from 0, then a butterfly over the 32 lanes. */
@@ -275,7 +258,7 @@ static void test_dot(void) {
     for (int t = KQ_Q8_0; t <= KQ_Q6_K; t++) {
         const int qk = kq_block_values(t), bs = kq_block_bytes(t), sub = qk / 32;
         const size_t row_bytes = (size_t)K / qk * bs;
-        random_blocks(t, w, (size_t)N * K / qk);
+        qblock_random(t, w, (size_t)N * K / qk, rnd_below);
         /* row 0 starts with llama.cpp's blocks of this type */
         for (int g = 0; g < gt_n; g++)
             if (gt_kq_type(gt[g].name) == t)

@@ -4,6 +4,7 @@
  * Low-precision inputs are rounded on the device and read back, so the
  * references see exactly the values the kernels saw. Exits 77 (skipped) when
  * no CUDA device is usable. */
+#include "../engine/qblock_random.h"
 #include "check.h"
 #include "cpu_impl.h"
 #include "engine.h"
@@ -530,24 +531,7 @@ static void test_fp8(void) {
 
 /* ---- quantised GGUF blocks (kernels/qgemm.cu) ------------------------------------------ */
 
-/* Random well-formed blocks of type t (random bytes, moderate f16 scales), on the host. */
-static void q_random_blocks(int t, uint8_t *w, size_t n_blocks) {
-    const int bs = kq_block_bytes(t);
-    for (size_t b = 0; b < n_blocks; b++) {
-        uint8_t *p = w + b * (size_t)bs;
-        for (int i = 0; i < bs; i++)
-            p[i] = (uint8_t)(urand() * 256.0);
-        const uint16_t d = (uint16_t)(0x1800 + (int)(urand() * 2048.0));
-        const uint16_t dm = (uint16_t)(0x1400 + (int)(urand() * 2048.0));
-        if (t == KQ_Q6_K) {
-            p[208] = (uint8_t)d, p[209] = (uint8_t)(d >> 8);
-        } else {
-            p[0] = (uint8_t)d, p[1] = (uint8_t)(d >> 8);
-            if (t == KQ_Q4_K || t == KQ_Q5_K)
-                p[2] = (uint8_t)dm, p[3] = (uint8_t)(dm >> 8);
-        }
-    }
-}
+static int urand_below(int n) { return (int)(urand() * (double)n); }
 
 static uint32_t q_bits(float f) {
     uint32_t u;
@@ -586,7 +570,7 @@ static void quant_case(int t, int rows, int cols) {
     const size_t rb = (size_t)cols / qk * bs, nval = (size_t)rows * cols;
     const char *tn = eng_dtype_name((eng_dtype)(t - 1));
     uint8_t *hw = malloc(rows * rb);
-    q_random_blocks(t, hw, (size_t)rows * cols / qk);
+    qblock_random(t, hw, (size_t)rows * cols / qk, urand_below);
     float *wf = malloc(nval * 4);
     for (size_t i = 0; i < nval; i++)
         wf[i] = kq_dq(t, hw + (i / cols) * rb + (i % cols) / qk * bs, (int)((i % cols) % qk));
@@ -726,8 +710,8 @@ static void quant_parts(void) {
     const int cols = 512, r0 = 64, r1 = 32, r2 = 24, rows = r0 + r1 + r2;
     uint8_t *h0 = malloc((size_t)r0 * cols / 256 * 144),
             *h1 = malloc((size_t)r1 * cols / 256 * 210);
-    q_random_blocks(KQ_Q4_K, h0, (size_t)r0 * cols / 256);
-    q_random_blocks(KQ_Q6_K, h1, (size_t)r1 * cols / 256);
+    qblock_random(KQ_Q4_K, h0, (size_t)r0 * cols / 256, urand_below);
+    qblock_random(KQ_Q6_K, h1, (size_t)r1 * cols / 256, urand_below);
     float *w2 = host_randn((size_t)r2 * cols, 0.05f);
     kcu_weight W = {0};
     W.dtype = KCU_Q4_K;
