@@ -276,11 +276,22 @@ static base_status ifl__pf_step(void *ud, const eng_batch *batch, const eng_step
     /* The canvas is set up: from here the engine checks before every layer. */
     if (s->prefill && ifl__yield(m, true, s->cancel, IFL_PH_SETUP))
         return BASE_ERR_CANCELLED;
+    /* A prefill's whole pass is a step the cost model did not see: when it
+     * ran from layer 0 (not resumed), its time corrects the model's scale,
+     * so that requests after a refused start are planned from real runs. */
+    bool whole = s->prefill && m->cost.measured && eng_ctx_resumable(m->ctx) == 0;
+    uint64_t t0 = base_now_ns();
     base_status st = s->inner.step(s->inner.ud, batch, req, out);
     m->ctx_gen++;
     if (s->prefill) {
         if (st != BASE_OK)
             return st;
+        if (whole) {
+            int rows = batch->n_seq *
+                       (req->mode == ENG_STEP_FULL ? batch->len : req->win_end - req->win_start);
+            ifl_cost_observe(&m->cost, ifl_cost_step_ms(&m->cost, rows, batch->len, req->n_pos),
+                             base_ms_since(t0));
+        }
         st = ifl_pf_keep(&m->pf, m->ctx_gen, batch, req, out);
         if (st != BASE_OK)
             return st;

@@ -617,6 +617,68 @@ static void test_resume(ifl_model *m) {
     }
 }
 
+/* ---- the cost model learns from a prefill's pass -----------------------------------
+ * A whole pass (from layer 0) is one observation of a full step; a stopped
+ * or resumed pass is not (its time is a part of one), and neither is a cost
+ * model set by hand. The hand-set model predicts 1 s per row, so the tiny
+ * model's real pass pulls the scale down. */
+static void test_observe(ifl_model *m) {
+    eng_ctx *ctx = ifl_model_ctx(m);
+    ifl_cost saved = *ifl_model_cost(m);
+    ifl_cost c;
+    memset(&c, 0, sizeof c);
+    c.row_ms = 1000.0;
+    c.scale = 1.0;
+    c.measured = true;
+    ifl_doc_req rp;
+    req_init(&rp, TEXT, cursor_at(TEXT, "def mean(xs):\n    ", 18));
+    rp.n_hole = 8;
+    rp.prefill = true;
+    ifl_doc_res res;
+    eng_ctx_set_layer_hook(ctx, rs_hook, NULL);
+    /* stopped before layer 1, then resumed: no observation */
+    ifl_model_set_cost(m, &c);
+    ifl_model_prefill_clear(m);
+    RS_AT = 1;
+    RS_FIRST = -1;
+    base_flag_set(&RS_FLAG, 0);
+    CHECK_EQ_I(ifl_complete_doc(m, &rp, &RS_FLAG, &res), BASE_ERR_CANCELLED);
+    ifl_doc_res_free(&res);
+    CHECK_EQ_I(ifl_model_prefill_resumable(m), 1);
+    CHECK_EQ_I(ifl_model_cost(m)->n_obs, 0);
+    RS_AT = -1;
+    RS_FIRST = -1;
+    base_flag_set(&RS_FLAG, 0);
+    CHECK_EQ_I(ifl_complete_doc(m, &rp, &RS_FLAG, &res), BASE_ERR_CANCELLED);
+    ifl_doc_res_free(&res);
+    CHECK(ifl_model_prefilled(m));
+    CHECK_EQ_I(RS_FIRST, 1);
+    CHECK_EQ_I(ifl_model_cost(m)->n_obs, 0);
+    CHECK(ifl_model_cost(m)->scale == 1.0);
+    /* a whole pass: one observation, far faster than predicted */
+    ifl_model_prefill_clear(m);
+    RS_FIRST = -1;
+    CHECK_EQ_I(ifl_complete_doc(m, &rp, NULL, &res), BASE_ERR_CANCELLED);
+    ifl_doc_res_free(&res);
+    CHECK(ifl_model_prefilled(m));
+    CHECK_EQ_I(RS_FIRST, 0);
+    CHECK_EQ_I(ifl_model_cost(m)->n_obs, 1);
+    CHECK(ifl_model_cost(m)->scale < 1.0);
+    CHECK(ifl_model_cost(m)->scale >= 0.25);
+    /* set by hand (not measured): left as it is */
+    c.measured = false;
+    ifl_model_set_cost(m, &c);
+    ifl_model_prefill_clear(m);
+    CHECK_EQ_I(ifl_complete_doc(m, &rp, NULL, &res), BASE_ERR_CANCELLED);
+    ifl_doc_res_free(&res);
+    CHECK(ifl_model_prefilled(m));
+    CHECK_EQ_I(ifl_model_cost(m)->n_obs, 0);
+    CHECK(ifl_model_cost(m)->scale == 1.0);
+    eng_ctx_set_layer_hook(ctx, NULL, NULL);
+    ifl_model_prefill_clear(m);
+    ifl_model_set_cost(m, &saved);
+}
+
 /* ---- planning around a prefill ---------------------------------------------------
  * A cost model (set by hand) under which a full step never fits the 3 s
  * budget but window steps do: without prefill the request is refused ("no
@@ -752,6 +814,8 @@ int main(void) {
         printf("resume: %.0f ms\n", base_ms_since(t0));
         test_prefilled_plan(m);
         printf("prefilled plan: %.0f ms\n", base_ms_since(t0));
+        test_observe(m);
+        printf("cost observed: %.0f ms\n", base_ms_since(t0));
     }
     test_worker(TINY_MODEL_DIR, &o, m);
     printf("worker: %.0f ms\n", base_ms_since(t0));
