@@ -66,6 +66,10 @@ typedef struct ifl_kv_anchor {
     size_t prefix_cut, suffix_cut;
     char head[48], tail[48];
     int n_head, n_tail;
+    /* Rows outside the hole that the kept canvas's first step re-encoded
+     * when it was warm (margins and the edit), -1 when it was cold: what
+     * the planner expects the next warm step to cost while the user types. */
+    int window_extra;
 } ifl_kv_anchor;
 bool ifl_kv_anchor_get(const ifl_kvstore *s, const char *key, ifl_kv_anchor *a);
 /* Keeps canvas with the K/V ctx holds after a run planned as pl (rows of

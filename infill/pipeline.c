@@ -937,6 +937,7 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         if (st == BASE_OK && dr.n_forward_full + dr.n_forward_window > 0) {
             ifl_kv_anchor an;
             ifl__anchor_of(r, out, &an);
+            an.window_extra = kvp.warm ? BASE_MAX(0, kvp.reencoded - p.n_hole) : -1;
             base_status ks = ifl_kv_save(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs, p.n_hole,
                                          &kvp, m->ctx, &an);
             if (ks != BASE_OK)
@@ -1227,8 +1228,13 @@ static void ifl__plan_in(const ifl_model *m, const ifl_text_req *tr, int n, int 
      * edit (estimated; the store decides in ifl_infill_text). */
     ifl_kv_anchor an;
     if (!in->exact && tr->kv_key && m->kv && ifl_kv_get_opts(m->kv)->enabled &&
-        ifl_kv_anchor_get(m->kv, tr->kv_key, &an))
-        in->warm_rows = cap + 2 * ifl_kv_get_opts(m->kv)->margin + 32;
+        ifl_kv_anchor_get(m->kv, tr->kv_key, &an)) {
+        /* The last warm window predicts the next while the user types (a
+         * few tokens changed next to the hole); after a cold run, a guess. */
+        int margins = 2 * ifl_kv_get_opts(m->kv)->margin;
+        in->warm_rows =
+            cap + (an.window_extra >= 0 ? BASE_MAX(an.window_extra, margins) : margins + 32);
+    }
 }
 
 /* What makes a request's first step: its text, span and settings (the

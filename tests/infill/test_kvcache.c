@@ -398,6 +398,13 @@ static void test_anchor(void) {
         snprintf(pre, sizeof pre, "%.*s%s", (int)at[t], doc, typed);
         run_out o;
         run("long", pre, doc + at[t], ENG_CACHE_CACHED, &o);
+        /* what the planner expects of the next warm step: this one's rows
+         * outside the 8-token hole, or -1 after a cold run */
+        ifl_kv_anchor an;
+        CHECK(ifl_kv_anchor_get(ifl_model_kv(M), "long", &an));
+        CHECK_EQ_I(an.window_extra, strcmp(o.why, "warm") == 0 ? o.reencoded - 8 : -1);
+        if (t > 0 && t < 5)
+            CHECK(an.window_extra >= 2 * 4); /* both margins of 4 at least */
         if (t == 0) {
             CHECK(o.prefix_cut > 0);
             CHECK(o.suffix_cut > 0);
