@@ -59,6 +59,10 @@ typedef struct ifl_plan_in {
      * is idle, so only the steps after it must fit the request's budget
      * (the context is sized for those). */
     bool first_free;
+    /* first_free: the most that first step may cost (0: no bound). A
+     * prefill helps only if it ends within a pause the user makes, so its
+     * context is cut to this too. */
+    double first_max_ms;
 } ifl_plan_in;
 
 typedef struct ifl_plan {

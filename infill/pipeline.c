@@ -9,6 +9,7 @@
 #include "source.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1358,6 +1359,8 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
                 pin.prefilled_cands = m->pf_cands;
             }
             pin.first_free = r->prefill;
+            /* A pause the user makes: twice the budget, at least 1 s. */
+            pin.first_max_ms = r->prefill ? fmax(2.0 * budget_ms, 1000.0) : 0.0;
             ifl_plan_make(&m->cost, &pin, &pl);
             if (r->prefill) {
                 pf_ctx = pl.ctx_tokens;

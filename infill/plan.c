@@ -254,6 +254,14 @@ void ifl_plan_make(const ifl_cost *cm, const ifl_plan_in *in, ifl_plan *out) {
         out->why = "context cut";
     }
     ifl__step_costs(cm, in, out->ctx_tokens, n, out->candidates, &out->full_ms, &out->window_ms);
+    /* 2b. An idle prefill's free first step is bounded too. */
+    while (in->first_free && in->first_max_ms > 0.0 && out->full_ms > in->first_max_ms &&
+           out->ctx_tokens > IFL_PLAN_MIN_CTX) {
+        out->ctx_tokens = BASE_MAX(IFL_PLAN_MIN_CTX, out->ctx_tokens / 2);
+        out->why = "context cut";
+        ifl__step_costs(cm, in, out->ctx_tokens, n, out->candidates, &out->full_ms,
+                        &out->window_ms);
+    }
     /* 3. The steps that fit; the last one commits every mask left. */
     int steps = 0;
     while (steps < n &&

@@ -132,6 +132,29 @@ static void test_planner(void) {
     CHECK_EQ_I(q2.candidates, 1);
     CHECK_EQ_I(q2.max_steps, p.max_steps);
     CHECK(q2.run_ms <= 400 - ifl_plan_reserve_ms(400) + 1e-9);
+    /* A prefill that would not end in a pause is no help: its first step
+     * is bounded too (first_max_ms), the context halved until it fits, and
+     * never below the smallest context. */
+    ifl_plan_in pin = req_in(2000); /* the window steps fit at any context */
+    pin.candidates = 1;
+    pin.first_free = true;
+    ifl_plan up, cp;
+    ifl_plan_make(&winonly, &pin, &up);
+    CHECK(up.run);
+    CHECK_EQ_I(up.ctx_tokens, 1900);
+    pin.first_max_ms = 3000;
+    ifl_plan_make(&winonly, &pin, &cp);
+    CHECK(cp.run);
+    CHECK_STR(cp.why, "context cut");
+    CHECK(cp.full_ms <= 3000);
+    CHECK(cp.full_ms > 1500); /* halved no further than needed */
+    CHECK(cp.ctx_tokens < up.ctx_tokens);
+    CHECK(cp.ctx_tokens > IFL_PLAN_MIN_CTX);
+    CHECK(cp.run_ms <= 2000 - ifl_plan_reserve_ms(2000) + 1e-9);
+    pin.first_max_ms = 100; /* below the smallest context's step: that one */
+    ifl_plan_make(&winonly, &pin, &cp);
+    CHECK(cp.run);
+    CHECK_EQ_I(cp.ctx_tokens, IFL_PLAN_MIN_CTX);
     /* a budget where everything fits: the same plan with or without */
     ifl_plan a, b;
     in = req_in(2000);
