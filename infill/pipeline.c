@@ -932,6 +932,20 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         }
     }
     st = eng_diffuse(m->diff, &stp, &prompt, &p, &dr);
+    if (kv_on && r->prefill && pfs.kept) {
+        /* A prefill's pass is whole and exact: from now on the document's
+         * kept context, so that the next request is warm from it even when
+         * the user typed in between (the slot then no longer matches). */
+        kv_len = eng_diff_layout(&m->info, &prompt, p.n_hole, m->kv_canvas, m->max_len, &kv_hs);
+        ifl_kv_anchor an;
+        ifl__anchor_of(r, out, &an);
+        an.window_extra = -1;
+        base_status ks = kv_len > 0 ? ifl_kv_save(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs,
+                                                  p.n_hole, NULL, m->ctx, &an)
+                                    : BASE_OK;
+        if (ks != BASE_OK)
+            BASE_LOGW("ifl", "prefilled context K/V not kept (%s)", base_status_str(ks));
+    }
     if (kv_use) {
         /* Only a run that stepped leaves this canvas's K/V in the cache (a
          * hole filled by hole_init runs no step). */

@@ -190,6 +190,23 @@ static void test_kv(ifl_model *m) {
     CHECK_EQ_I(ifl_complete_doc(m, &r2, NULL, &got), BASE_OK);
     CHECK_STR(got.raw.kv_why, "warm");
     ifl_doc_res_free(&got);
+    /* a prefill of a document with nothing kept is kept as its context: the
+     * request after one more edit is warm from it, not cold */
+    ifl_kv_clear(ifl_model_kv(m));
+    ifl_model_prefill_clear(m);
+    p = r1;
+    p.prefill = true;
+    CHECK_EQ_I(ifl_complete_doc(m, &p, NULL, &got), BASE_ERR_CANCELLED);
+    ifl_doc_res_free(&got);
+    CHECK(ifl_model_prefilled(m));
+    ifl_kv_anchor an;
+    CHECK(ifl_kv_anchor_get(ifl_model_kv(m), "doc", &an));
+    CHECK_EQ_I(an.window_extra, -1);
+    CHECK_EQ_I(ifl_complete_doc(m, &r2, NULL, &got), BASE_OK);
+    CHECK_STR(got.raw.kv_why, "warm");
+    CHECK(got.raw.kv_reused > 0);
+    CHECK(!got.raw.prefill_hit);
+    ifl_doc_res_free(&got);
     ifl_doc_res_free(&ref);
     ifl_kv_clear(ifl_model_kv(m));
     free(t1);
