@@ -131,8 +131,10 @@ void ifl_model_set_cost(ifl_model *m, const ifl_cost *c);
 /* True once IFL_COST_REPROBE requests in a row were refused that way. */
 bool ifl_model_cost_starved(const ifl_model *m);
 /* Measures the cost model again through the pipeline's stepper (the worker
- * calls it when idle and the model is starved); resets the count. */
-base_status ifl_model_remeasure(ifl_model *m);
+ * calls it when idle and the model is starved); resets the count. cancel
+ * (may be NULL) set non-zero stops it at the next layer: BASE_ERR_CANCELLED,
+ * the model as it was (a request that arrives meanwhile does not wait). */
+base_status ifl_model_remeasure(ifl_model *m, const volatile int *cancel);
 /* Tests: every step of the pipeline goes through wrap, which calls inner
  * (the engine) itself, e.g. to make steps slower. NULL restores. */
 typedef base_status (*ifl_step_wrap_fn)(void *ud, const eng_stepper *inner, const eng_batch *batch,

@@ -315,12 +315,14 @@ static base_status ifl__wrapped_step(void *ud, const eng_batch *batch, const eng
 
 bool ifl_model_cost_starved(const ifl_model *m) { return m && m->n_starved >= IFL_COST_REPROBE; }
 
-base_status ifl_model_remeasure(ifl_model *m) {
+base_status ifl_model_remeasure(ifl_model *m, const volatile int *cancel) {
     ifl__wrapped wr = {m, eng_stepper_ctx(m->ctx)};
     eng_stepper stp = m->wrap ? (eng_stepper){ifl__wrapped_step, &wr} : wr.inner;
     ifl_cost c;
     m->ctx_gen++;
+    eng_ctx_set_cancel(m->ctx, cancel);
     base_status st = ifl_cost_measure(&stp, &m->info, m->max_len, &c);
+    eng_ctx_set_cancel(m->ctx, NULL);
     if (st != BASE_OK) {
         m->n_starved = 0; /* not again after every request */
         return st;

@@ -41,6 +41,9 @@ struct ifl_worker {
      * flag 3 = preempted by another job, 1 = aborted (edit, newer, load). */
     ifl_job *pf_queued, *pf_running;
     uint64_t pf_t0; /* when pf_running started */
+    /* The cost model's re-measurement while idle: a job arriving stops it. */
+    bool measuring;
+    volatile int measure_cancel;
     ifl_prefill_stats pst;
     void (*pf_hook)(void *ud, uint64_t group);
     void *pf_hook_ud;
@@ -461,13 +464,18 @@ static void *ifl__worker_main(void *arg) {
             pthread_mutex_lock(&w->mu);
         }
         /* Idle with a cost model that refuses everything: measure it again
-         * (a request arriving meanwhile waits for it, at most measure_ms). */
+         * (a request arriving meanwhile stops it at the next layer). */
         if (!w->queue && !w->load_pending && w->model && ifl_model_cost_starved(w->model)) {
+            w->measuring = true;
+            base_flag_set(&w->measure_cancel, 0);
             pthread_mutex_unlock(&w->mu);
-            base_status ms = ifl_model_remeasure(w->model);
-            if (ms != BASE_OK)
+            base_status ms = ifl_model_remeasure(w->model, &w->measure_cancel);
+            if (ms == BASE_ERR_CANCELLED)
+                BASE_LOGI("infill", "cost model re-measurement stopped for a request");
+            else if (ms != BASE_OK)
                 BASE_LOGW("infill", "cost model not re-measured: %s", base_status_str(ms));
             pthread_mutex_lock(&w->mu);
+            w->measuring = false;
         }
         /* Back to ready once nothing waits (a load reports its own state). */
         if (busy && !w->queue && !w->inflight && !w->finishing && !w->load_pending &&
@@ -634,6 +642,8 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
     ifl_job *dropped = NULL, *pf_drop = NULL;
     pthread_mutex_lock(&w->mu);
     j->id = w->next_id++;
+    if (w->measuring)
+        base_flag_set(&w->measure_cancel, 1);
     /* A running prefill stops at its next layer for this job, unless this
      * job would compute the very step it is computing: then it finishes
      * and the job takes it over. A queued one of this group is stale. */

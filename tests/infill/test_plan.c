@@ -386,10 +386,15 @@ static void test_starved(ifl_model *m) {
         ifl_doc_res_free(&res);
     }
     CHECK(ifl_model_cost_starved(m));
-    CHECK_EQ_I(ifl_model_remeasure(m), BASE_OK);
+    CHECK_EQ_I(ifl_model_remeasure(m, NULL), BASE_OK);
     CHECK(!ifl_model_cost_starved(m));
     const ifl_cost *c = ifl_model_cost(m);
     CHECK(c->measured);
+    /* stopped by a request (its flag set): the model stays as it was */
+    const ifl_cost was = *c;
+    volatile int stop = 1;
+    CHECK_EQ_I(ifl_model_remeasure(m, &stop), BASE_ERR_CANCELLED);
+    CHECK(c->call_ms == was.call_ms && c->row_ms == was.row_ms && c->pos_ms == was.pos_ms);
     /* What the machine costs now, far below the refusing model; a budget
      * that holds a few of its steps (ASan on a loaded machine is slow). */
     double full = ifl_cost_step_ms(c, 128, 128, 16);
