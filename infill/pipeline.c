@@ -933,6 +933,31 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
             out->kv_reencoded = kvp.warm ? kvp.reencoded : kv_len;
         }
     }
+    if (kv_use && !kvp.warm && p.deadline_ns && kvp.why &&
+        (strcmp(kvp.why, "jump") == 0 || strcmp(kvp.why, "window") == 0 ||
+         strcmp(kvp.why, "stale") == 0)) {
+        /* The plan priced a warm first step; a full forward that alone
+         * passes the deadline would answer late. Answer nothing now: the
+         * next request plans a cold canvas that fits, and the idle prefill
+         * rebuilds the document's context meanwhile. */
+        int rows = kv_len * p.candidates;
+        double need = ifl_cost_step_ms(&m->cost, rows, kv_len, p.n_hole * p.candidates);
+        uint64_t now = base_now_ns();
+        if (now >= p.deadline_ns || need > (double)(p.deadline_ns - now) / 1e6) {
+            ifl_kv_forget(m->kv, r->kv_key);
+            out->kv_refused = true;
+            out->tokens = malloc(sizeof(int32_t));
+            if (!out->tokens)
+                st = BASE_ERR_NOMEM;
+            out->t.diffuse_ms = base_ms_since(t1);
+            eng_ctx_set_cancel(m->ctx, NULL);
+            if (r->partial) {
+                free(pc.run);
+                base_buf_deinit(&pc.buf);
+            }
+            goto done;
+        }
+    }
     st = eng_diffuse(m->diff, &stp, &prompt, &p, &dr);
     if (kv_on && r->prefill && pfs.kept) {
         /* A prefill's pass is whole and exact: from now on the document's
@@ -1429,6 +1454,17 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
         }
         if (st != BASE_OK)
             break; /* the caller frees out->raw */
+        if (run.kv_refused && out->runs == 0) {
+            out->plan.run = false;
+            out->plan.why = "kept context lost";
+            ifl_text_res_free(&out->raw);
+            out->raw = run;
+            break;
+        }
+        if (run.kv_refused) {
+            ifl_text_res_free(&run); /* a grown run: the last run's answer stays */
+            break;
+        }
         if (out->runs == 0)
             out->prefill_hit = run.prefill_hit;
         /* Work adds up over the runs; the rest describes the last one. */

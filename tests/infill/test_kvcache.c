@@ -369,6 +369,68 @@ static void test_stale_budget(void) {
     CHECK_EQ_I(st.docs, 0);
 }
 
+/* The plan priced a warm step, the store sends the canvas back to a full
+ * forward (stale rows here), and that forward alone would pass the
+ * deadline: nothing runs, the document is forgotten (the next request is
+ * cold and planned as such). A forward that fits runs as before. */
+static base_status run_deadline(const char *key, const char *pre, double row_ms,
+                                ifl_text_res *res) {
+    ifl_cost saved = *ifl_model_cost(M), c;
+    memset(&c, 0, sizeof c);
+    c.row_ms = row_ms;
+    c.scale = 1.0;
+    ifl_model_set_cost(M, &c);
+    ifl_text_req r;
+    memset(&r, 0, sizeof r);
+    r.prefix = pre;
+    r.prefix_len = strlen(pre);
+    r.suffix = BASE_SUF;
+    r.suffix_len = strlen(BASE_SUF);
+    eng_diff_params_default(&r.params);
+    r.params.n_hole = 8;
+    r.params.steps = 4;
+    r.params.mode = ENG_CACHE_CACHED;
+    r.params.deadline_ns = base_now_ns() + 2000000000ull;
+    r.kv_key = key;
+    base_status st = ifl_infill_text(M, &r, NULL, res);
+    ifl_model_set_cost(M, &saved);
+    return st;
+}
+
+static void test_refuse_cold(void) {
+    char pre[4096];
+    for (int slow = 1; slow >= 0; slow--) {
+        set_opts(4, 2, 0.5, (size_t)64 << 20, (size_t)256 << 20);
+        ifl_kv_clear(ifl_model_kv(M));
+        run_out o;
+        for (int i = 0; i < 3; i++) {
+            snprintf(pre, sizeof pre, "%s%.*s", BASE_PRE, i, "xyzw");
+            run("rc", pre, BASE_SUF, ENG_CACHE_CACHED, &o);
+        }
+        snprintf(pre, sizeof pre, "%s%.*s", BASE_PRE, 3, "xyzw");
+        ifl_text_res res;
+        /* 1 s per row: a full forward of any canvas passes the 2 s deadline */
+        CHECK_EQ_I(run_deadline("rc", pre, slow ? 1000.0 : 1e-6, &res), BASE_OK);
+        CHECK_STR(res.kv_why, "stale");
+        ifl_kv_anchor an;
+        if (slow) {
+            CHECK(res.kv_refused);
+            CHECK_EQ_I(res.n_cand, 0);
+            CHECK_EQ_I(res.steps_run, 0);
+            CHECK(!ifl_kv_anchor_get(ifl_model_kv(M), "rc", &an));
+        } else {
+            CHECK(!res.kv_refused);
+            CHECK(res.n_cand > 0);
+            CHECK(res.steps_run > 0);
+            CHECK(ifl_kv_anchor_get(ifl_model_kv(M), "rc", &an));
+        }
+        ifl_text_res_free(&res);
+        run("rc", pre, BASE_SUF, ENG_CACHE_CACHED, &o);
+        CHECK_STR(o.why, slow ? "cold" : "warm");
+    }
+    ifl_kv_clear(ifl_model_kv(M));
+}
+
 /* A document larger than the context: the cut is kept while typing and
  * moving a line up or down (every row outside the window reused), and a
  * jump to the far start cuts afresh. */
@@ -483,6 +545,7 @@ int main(void) {
     test_anchor();
     test_refresh_exact();
     test_stale_budget();
+    test_refuse_cold();
     fprintf(stderr, "largest layer-0 K/V relative error of a reused row: %.3g\n", WORST);
     ifl_model_close(M);
     tm_rmrf(dir);
