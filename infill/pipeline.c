@@ -792,8 +792,11 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
             memcpy(suf, r->suffix_ids, sizeof(int32_t) * (size_t)ks);
         n_pre = kp;
         n_suf = ks;
-    } else if (kv_on && ifl__anchored_cut(m, r, budget, &pre, &n_pre, &suf, &n_suf, out)) {
-        /* the last request's cut still fits: kept (a stable anchor) */
+    } else if (kv_on && !r->prefill &&
+               ifl__anchored_cut(m, r, budget, &pre, &n_pre, &suf, &n_suf, out)) {
+        /* the last request's cut still fits: kept (a stable anchor). A
+         * prefill cuts its own context: its pass becomes the kept canvas,
+         * so a context a cold request had to cut small grows back. */
     } else {
         int np0 = 0, ns0 = 0;
         const ifl__yq yq = {m, r->prefill, cancel};

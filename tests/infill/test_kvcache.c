@@ -487,6 +487,59 @@ static void test_anchor(void) {
     CTX_BUDGET = 0;
 }
 
+/* An idle prefill does not keep the document's anchored cut: it cuts its
+ * own (larger) context afresh, and its pass becomes the kept canvas and
+ * anchor, so the requests after it keep that context. */
+static void test_prefill_cut(void) {
+    set_opts(4, 1000, 2.0, (size_t)64 << 20, (size_t)256 << 20);
+    ifl_kv_clear(ifl_model_kv(M));
+    static char doc[16384];
+    size_t n = 0;
+    for (int i = 0; i < 120; i++)
+        n += (size_t)snprintf(doc + n, sizeof doc - n, "    total += values[%d] * %d;\n", i, i % 7);
+    size_t at = 0;
+    for (int i = 0, k = 0; i < (int)n && k < 60; i++)
+        if (doc[i] == '\n' && ++k == 60)
+            at = (size_t)i + 1;
+    char pre[16384];
+    snprintf(pre, sizeof pre, "%.*s", (int)at, doc);
+    CTX_BUDGET = 160;
+    run_out o;
+    run("pc", pre, doc + at, ENG_CACHE_CACHED, &o);
+    CHECK(o.prefix_cut > 0);
+    ifl_kv_anchor a0, a1;
+    CHECK(ifl_kv_anchor_get(ifl_model_kv(M), "pc", &a0));
+    ifl_text_req r;
+    memset(&r, 0, sizeof r);
+    r.prefix = pre;
+    r.prefix_len = strlen(pre);
+    r.suffix = doc + at;
+    r.suffix_len = strlen(doc + at);
+    eng_diff_params_default(&r.params);
+    r.params.n_hole = 8;
+    r.params.steps = 4;
+    r.params.mode = ENG_CACHE_CACHED;
+    r.kv_key = "pc";
+    r.ctx_budget = 320;
+    r.prefill = true;
+    ifl_model_prefill_clear(M);
+    ifl_text_res res;
+    CHECK_EQ_I(ifl_infill_text(M, &r, NULL, &res), BASE_ERR_CANCELLED); /* stops after its step */
+    CHECK(ifl_model_prefilled(M));
+    CHECK(ifl_kv_anchor_get(ifl_model_kv(M), "pc", &a1));
+    CHECK(a1.prefix_cut < a0.prefix_cut); /* its own larger cut, not the anchored one */
+    CHECK_EQ_I(a1.window_extra, -1);
+    /* the request there with that context takes the prefilled step */
+    r.prefill = false;
+    CHECK_EQ_I(ifl_infill_text(M, &r, NULL, &res), BASE_OK);
+    CHECK(res.prefill_hit);
+    CHECK_EQ_U(res.prefix_cut, a1.prefix_cut);
+    ifl_text_res_free(&res);
+    CTX_BUDGET = 0;
+    ifl_kv_clear(ifl_model_kv(M));
+    ifl_model_prefill_clear(M);
+}
+
 int main(void) {
     test_align();
     if (!tm_have_tokenizer()) {
@@ -546,6 +599,7 @@ int main(void) {
     test_refresh_exact();
     test_stale_budget();
     test_refuse_cold();
+    test_prefill_cut();
     fprintf(stderr, "largest layer-0 K/V relative error of a reused row: %.3g\n", WORST);
     ifl_model_close(M);
     tm_rmrf(dir);
