@@ -223,9 +223,10 @@ typedef struct ifl_text_res {
      * shifted (re-rotated), and re-encoded by the first step. */
     const char *kv_why;
     int kv_reused, kv_shifted, kv_reencoded;
-    /* The plan counted on the kept context, the store sent the canvas back
-     * to a full forward (jump, window, stale), and that step alone would
-     * pass the deadline: nothing ran, no candidate, the document forgotten. */
+    /* The plan counted on the kept context, the store could not reuse it
+     * (jump, window), and a full forward alone would pass the deadline:
+     * nothing ran, no candidate, the document forgotten. (Stale rows are
+     * reused once more instead: kv_why "stale kept".) */
     bool kv_refused;
     /* The first step came from an idle prefill of the same canvas (bit for
      * bit what it would have computed; infill/prefill.c). */

@@ -225,7 +225,7 @@ static void ifl__kv_cold(ifl_kv_plan *pl, int len, const char *why) {
 }
 
 base_status ifl_kv_plan_canvas(ifl_kvstore *s, const char *key, const int32_t *canvas, int len,
-                               int hs, int n_hole, ifl_kv_plan *pl) {
+                               int hs, int n_hole, bool may_refresh, ifl_kv_plan *pl) {
     memset(pl, 0, sizeof *pl);
     if (len > s->src_cap || len > s->tmp_cap) {
         int32_t *a = realloc(s->src, sizeof(int32_t) * (size_t)len);
@@ -294,7 +294,8 @@ base_status ifl_kv_plan_canvas(ifl_kvstore *s, const char *key, const int32_t *c
         ifl__kv_cold(pl, len, "window");
         return BASE_OK;
     }
-    if (reused > 0 && stale > s->o.stale_share * reused) {
+    bool too_stale = reused > 0 && stale > s->o.stale_share * reused;
+    if (too_stale && may_refresh) {
         s->st.refreshes++;
         ifl__kv_cold(pl, len, "stale");
         return BASE_OK;
@@ -306,7 +307,7 @@ base_status ifl_kv_plan_canvas(ifl_kvstore *s, const char *key, const int32_t *c
     pl->reused = reused;
     pl->shifted = shifted;
     pl->reencoded = hi - lo;
-    pl->why = "warm";
+    pl->why = too_stale ? "stale kept" : "warm";
     return BASE_OK;
 }
 

@@ -52,9 +52,12 @@ const ifl_kv_opts *ifl_kv_get_opts(const ifl_kvstore *s);
 void ifl_kv_clear(ifl_kvstore *s);
 
 /* Plans canvas (len slots, hole [hs, hs + n_hole)) of document key. On
- * warm, pl->src and ifl_kv_rows() are valid until the next call. */
+ * warm, pl->src and ifl_kv_rows() are valid until the next call.
+ * may_refresh false: the caller has no time for a full forward, so stale
+ * rows are reused anyway (why "stale kept"; the rows age on until a full
+ * forward or an idle prefill refreshes them). */
 base_status ifl_kv_plan_canvas(ifl_kvstore *s, const char *key, const int32_t *canvas, int len,
-                               int hs, int n_hole, ifl_kv_plan *pl);
+                               int hs, int n_hole, bool may_refresh, ifl_kv_plan *pl);
 /* The saved rows of key's canvas (what pl->src indexes), or NULL. */
 const float *ifl_kv_rows(const ifl_kvstore *s, const char *key, int *n_rows);
 /* Where the document's context was cut for the kept canvas: bytes dropped

@@ -889,12 +889,21 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
      * store matched and re-encode one window (kvstore.h). */
     ifl_kv_plan kvp;
     int kv_len = 0, kv_hs = 0;
-    bool kv_use = false;
+    bool kv_use = false, full_fits = true;
     /* A prefill leaves the store alone: the request that follows plans it. */
     if (kv_on && !r->prefill) {
         kv_len = eng_diff_layout(&m->info, &prompt, p.n_hole, m->kv_canvas, m->max_len, &kv_hs);
+        /* Whether a full forward of this canvas fits what is left of the
+         * budget: if not, stale rows are reused once more, and a canvas the
+         * store cannot reuse at all is answered at once (below). */
+        if (p.deadline_ns && kv_len > 0) {
+            double need =
+                ifl_cost_step_ms(&m->cost, kv_len * p.candidates, kv_len, p.n_hole * p.candidates);
+            uint64_t now = base_now_ns();
+            full_fits = now < p.deadline_ns && need <= (double)(p.deadline_ns - now) / 1e6;
+        }
         if (kv_len > 0 && ifl_kv_plan_canvas(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs,
-                                             p.n_hole, &kvp) == BASE_OK) {
+                                             p.n_hole, full_fits, &kvp) == BASE_OK) {
             kv_use = true;
             if (kvp.warm && ifl_pf_covers(&m->pf, m->ctx_gen, m->kv_canvas, kv_len, p.candidates)) {
                 /* A prefill computed this canvas's full forward: exact and
@@ -936,30 +945,24 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
             out->kv_reencoded = kvp.warm ? kvp.reencoded : kv_len;
         }
     }
-    if (kv_use && !kvp.warm && p.deadline_ns && kvp.why &&
-        (strcmp(kvp.why, "jump") == 0 || strcmp(kvp.why, "window") == 0 ||
-         strcmp(kvp.why, "stale") == 0)) {
+    if (kv_use && !kvp.warm && !full_fits && kvp.why &&
+        (strcmp(kvp.why, "jump") == 0 || strcmp(kvp.why, "window") == 0)) {
         /* The plan priced a warm first step; a full forward that alone
          * passes the deadline would answer late. Answer nothing now: the
          * next request plans a cold canvas that fits, and the idle prefill
          * rebuilds the document's context meanwhile. */
-        int rows = kv_len * p.candidates;
-        double need = ifl_cost_step_ms(&m->cost, rows, kv_len, p.n_hole * p.candidates);
-        uint64_t now = base_now_ns();
-        if (now >= p.deadline_ns || need > (double)(p.deadline_ns - now) / 1e6) {
-            ifl_kv_forget(m->kv, r->kv_key);
-            out->kv_refused = true;
-            out->tokens = malloc(sizeof(int32_t));
-            if (!out->tokens)
-                st = BASE_ERR_NOMEM;
-            out->t.diffuse_ms = base_ms_since(t1);
-            eng_ctx_set_cancel(m->ctx, NULL);
-            if (r->partial) {
-                free(pc.run);
-                base_buf_deinit(&pc.buf);
-            }
-            goto done;
+        ifl_kv_forget(m->kv, r->kv_key);
+        out->kv_refused = true;
+        out->tokens = malloc(sizeof(int32_t));
+        if (!out->tokens)
+            st = BASE_ERR_NOMEM;
+        out->t.diffuse_ms = base_ms_since(t1);
+        eng_ctx_set_cancel(m->ctx, NULL);
+        if (r->partial) {
+            free(pc.run);
+            base_buf_deinit(&pc.buf);
         }
+        goto done;
     }
     st = eng_diffuse(m->diff, &stp, &prompt, &p, &dr);
     if (kv_on && r->prefill && pfs.kept) {

@@ -369,11 +369,12 @@ static void test_stale_budget(void) {
     CHECK_EQ_I(st.docs, 0);
 }
 
-/* The plan priced a warm step, the store sends the canvas back to a full
- * forward (stale rows here), and that forward alone would pass the
- * deadline: nothing runs, the document is forgotten (the next request is
- * cold and planned as such). A forward that fits runs as before. */
-static base_status run_deadline(const char *key, const char *pre, double row_ms,
+/* With a deadline, when a full forward of the canvas would pass it: stale
+ * rows are reused once more ("stale kept") rather than refreshed late, and
+ * a canvas the store cannot reuse at all ("window": edits at both far ends)
+ * runs nothing and the document is forgotten (the next request is cold and
+ * planned as such). When the full forward fits, both run as before. */
+static base_status run_deadline(const char *key, const char *pre, const char *suf, double row_ms,
                                 ifl_text_res *res) {
     ifl_cost saved = *ifl_model_cost(M), c;
     memset(&c, 0, sizeof c);
@@ -384,8 +385,8 @@ static base_status run_deadline(const char *key, const char *pre, double row_ms,
     memset(&r, 0, sizeof r);
     r.prefix = pre;
     r.prefix_len = strlen(pre);
-    r.suffix = BASE_SUF;
-    r.suffix_len = strlen(BASE_SUF);
+    r.suffix = suf;
+    r.suffix_len = strlen(suf);
     eng_diff_params_default(&r.params);
     r.params.n_hole = 8;
     r.params.steps = 4;
@@ -398,8 +399,11 @@ static base_status run_deadline(const char *key, const char *pre, double row_ms,
 }
 
 static void test_refuse_cold(void) {
-    char pre[4096];
+    char pre[4096], suf[4096];
+    ifl_kv_anchor an;
     for (int slow = 1; slow >= 0; slow--) {
+        /* 1 s per row: a full forward of any canvas passes the 2 s deadline */
+        const double row_ms = slow ? 1000.0 : 1e-6;
         set_opts(4, 2, 0.5, (size_t)64 << 20, (size_t)256 << 20);
         ifl_kv_clear(ifl_model_kv(M));
         run_out o;
@@ -409,23 +413,24 @@ static void test_refuse_cold(void) {
         }
         snprintf(pre, sizeof pre, "%s%.*s", BASE_PRE, 3, "xyzw");
         ifl_text_res res;
-        /* 1 s per row: a full forward of any canvas passes the 2 s deadline */
-        CHECK_EQ_I(run_deadline("rc", pre, slow ? 1000.0 : 1e-6, &res), BASE_OK);
-        CHECK_STR(res.kv_why, "stale");
-        ifl_kv_anchor an;
-        if (slow) {
-            CHECK(res.kv_refused);
-            CHECK_EQ_I(res.n_cand, 0);
-            CHECK_EQ_I(res.steps_run, 0);
-            CHECK(!ifl_kv_anchor_get(ifl_model_kv(M), "rc", &an));
-        } else {
-            CHECK(!res.kv_refused);
-            CHECK(res.n_cand > 0);
-            CHECK(res.steps_run > 0);
-            CHECK(ifl_kv_anchor_get(ifl_model_kv(M), "rc", &an));
-        }
+        CHECK_EQ_I(run_deadline("rc", pre, BASE_SUF, row_ms, &res), BASE_OK);
+        CHECK_STR(res.kv_why, slow ? "stale kept" : "stale");
+        CHECK(!res.kv_refused);
+        CHECK(res.n_cand > 0 && res.steps_run > 0);
+        CHECK((res.kv_reused > 0) == (bool)slow);
+        CHECK(ifl_kv_anchor_get(ifl_model_kv(M), "rc", &an));
         ifl_text_res_free(&res);
-        run("rc", pre, BASE_SUF, ENG_CACHE_CACHED, &o);
+        /* edits at both far ends: one window over the whole canvas */
+        snprintf(pre, sizeof pre, "/* a */\n%s", BASE_PRE);
+        snprintf(suf, sizeof suf, "%s/* b */\n", BASE_SUF);
+        CHECK_EQ_I(run_deadline("rc", pre, suf, row_ms, &res), BASE_OK);
+        CHECK_STR(res.kv_why, "window");
+        CHECK(res.kv_refused == (bool)slow);
+        CHECK((res.n_cand > 0) == !slow);
+        CHECK((res.steps_run > 0) == !slow);
+        CHECK(ifl_kv_anchor_get(ifl_model_kv(M), "rc", &an) == !slow);
+        ifl_text_res_free(&res);
+        run("rc", pre, suf, ENG_CACHE_CACHED, &o);
         CHECK_STR(o.why, slow ? "cold" : "warm");
     }
     ifl_kv_clear(ifl_model_kv(M));
