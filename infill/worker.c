@@ -41,8 +41,10 @@ struct ifl_worker {
      * flag 3 = preempted by another job, 1 = aborted (edit, newer, load). */
     ifl_job *pf_queued, *pf_running;
     uint64_t pf_t0; /* when pf_running started */
-    /* The cost model's re-measurement while idle: a job arriving stops it. */
-    bool measuring;
+    /* The cost model's re-measurement while idle: a job arriving stops it,
+     * once; the next one runs to its end (requests that keep arriving
+     * would otherwise leave a refusing model in place for good). */
+    bool measuring, measure_stopped;
     volatile int measure_cancel;
     ifl_prefill_stats pst;
     void (*pf_hook)(void *ud, uint64_t group);
@@ -464,18 +466,21 @@ static void *ifl__worker_main(void *arg) {
             pthread_mutex_lock(&w->mu);
         }
         /* Idle with a cost model that refuses everything: measure it again
-         * (a request arriving meanwhile stops it at the next layer). */
+         * (a request arriving meanwhile stops it at the next layer, every
+         * other time). */
         if (!w->queue && !w->load_pending && w->model && ifl_model_cost_starved(w->model)) {
             w->measuring = true;
             base_flag_set(&w->measure_cancel, 0);
             pthread_mutex_unlock(&w->mu);
-            base_status ms = ifl_model_remeasure(w->model, &w->measure_cancel);
+            base_status ms =
+                ifl_model_remeasure(w->model, w->measure_stopped ? NULL : &w->measure_cancel);
             if (ms == BASE_ERR_CANCELLED)
                 BASE_LOGI("infill", "cost model re-measurement stopped for a request");
             else if (ms != BASE_OK)
                 BASE_LOGW("infill", "cost model not re-measured: %s", base_status_str(ms));
             pthread_mutex_lock(&w->mu);
             w->measuring = false;
+            w->measure_stopped = ms == BASE_ERR_CANCELLED;
         }
         /* Back to ready once nothing waits (a load reports its own state). */
         if (busy && !w->queue && !w->inflight && !w->finishing && !w->load_pending &&
