@@ -324,6 +324,24 @@ static void test_refresh_exact(void) {
     }
 }
 
+/* The same canvas again (nothing typed): every row outside the window is
+ * the first request's first step, computed over the same masks, so the
+ * warm request answers bit for bit what a request without a store does. */
+static void test_unchanged_warm(void) {
+    set_opts(4, 1000, 2.0, (size_t)64 << 20, (size_t)256 << 20);
+    ifl_kv_clear(ifl_model_kv(M));
+    run_out a, b, c;
+    run(NULL, BASE_PRE, BASE_SUF, ENG_CACHE_CACHED, &a);
+    run("u", BASE_PRE, BASE_SUF, ENG_CACHE_CACHED, &b);
+    CHECK_STR(b.why, "cold");
+    run("u", BASE_PRE, BASE_SUF, ENG_CACHE_CACHED, &c);
+    CHECK_STR(c.why, "warm");
+    CHECK(c.reused > 0);
+    CHECK_EQ_I(a.n_tokens, c.n_tokens);
+    CHECK(memcmp(a.tokens, c.tokens, sizeof(int32_t) * (size_t)a.n_tokens) == 0);
+    ifl_kv_clear(ifl_model_kv(M));
+}
+
 static void test_stale_budget(void) {
     /* Stale bound: rows reused more than 2 requests after they were computed
      * force a full forward. */
@@ -602,6 +620,7 @@ int main(void) {
                "// \xce\xb1\xce\xb2\xce\xb3 \xe2\x82\xac\r\n");
     test_anchor();
     test_refresh_exact();
+    test_unchanged_warm();
     test_stale_budget();
     test_refuse_cold();
     test_prefill_cut();
