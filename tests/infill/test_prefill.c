@@ -449,8 +449,9 @@ static void test_worker(const char *dir, const ifl_model_opts *mo, ifl_model *re
 typedef struct phstate {
     int seq[MAX_SEQ];
     int n;
-    int submit_at; /* -1: never */
-    int after;     /* hook calls after the submit */
+    int submit_at;  /* -1: never */
+    int after;      /* hook calls after the submit */
+    bool submitted; /* the hook's submit was taken (checked on the main thread) */
     ifl_worker *w;
     ifl_doc_req *other;
 } phstate;
@@ -466,8 +467,8 @@ static void on_phase(void *ud, int ph) {
     bool submit = s->n == s->submit_at;
     s->n++;
     sleep_ms(PHASE_MS / 2);
-    if (submit)
-        CHECK(ifl_worker_submit(s->w, 2, NULL, s->other) != 0);
+    if (submit) /* no CHECK here: its counters belong to the main thread */
+        s->submitted = ifl_worker_submit(s->w, 2, NULL, s->other) != 0;
     sleep_ms(PHASE_MS - PHASE_MS / 2);
 }
 
@@ -532,9 +533,11 @@ static void test_phases(const char *dir, const ifl_model_opts *mo) {
         PH.n = 0;
         PH.after = 0;
         PH.submit_at = k;
+        PH.submitted = false;
         WANT = 1;
         CHECK(ifl_worker_prefill(w, 1, &ra));
         CHECK(wait_for(p_done, 60000));
+        CHECK(PH.submitted);
         ifl_job *j = take_job();
         CHECK(j != NULL);
         CHECK_EQ_I(PH.after, 0);
@@ -757,13 +760,14 @@ static void test_prefilled_plan(ifl_model *m) {
 /* The worker: the layer hook submits a job that runs no step. */
 static ifl_doc_req RW_BAD;
 static int RW_FULL_AT = -1; /* submit at this layer of the first forward seen */
-static bool RW_DONE;
+static bool RW_DONE, RW_SUBMITTED;
 
 static void rw_hook(void *ud, int layer) {
     ifl_worker *w = ud;
     if (!RW_DONE && layer == RW_FULL_AT) {
         RW_DONE = true;
-        CHECK(ifl_worker_submit(w, 2, NULL, &RW_BAD) != 0);
+        /* no CHECK here: its counters belong to the main thread */
+        RW_SUBMITTED = ifl_worker_submit(w, 2, NULL, &RW_BAD) != 0;
     }
 }
 
@@ -780,10 +784,12 @@ static void test_resume_worker(const char *dir, const ifl_model_opts *mo, ifl_mo
     ra.n_hole = 8;
     req_init(&RW_BAD, TEXT, strlen(TEXT) + 5); /* out of range: answered before any step */
     RW_DONE = false;
+    RW_SUBMITTED = false;
     RW_FULL_AT = 1;
     CHECK(ifl_worker_prefill(w, 1, &ra));
     WANT = 1;
     CHECK(wait_for(p_done, 60000));
+    CHECK(RW_SUBMITTED);
     ifl_job *j = take_job();
     CHECK(j && j->status == BASE_ERR_RANGE);
     ifl_job_free(j);
