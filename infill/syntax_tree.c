@@ -854,11 +854,21 @@ static base_status ifl__cut(ifl_tree *t, const char *s, size_t len, size_t a, si
 
 /* Would segments i .. i + m parsed as one have fewer syntax errors than
  * apart? Parses them as one from a copy of i's tree; *mended is that tree
- * when they would (the caller merges and keeps it), else NULL. */
-static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t m,
-                                    TSTree **mended) {
+ * when they would (the caller merges and keeps it), else NULL. When they
+ * would not, *wider says whether one more segment can still help: only
+ * when the trial has as many errors as apart (not more) and its last one
+ * lies past segment i (the construct runs on into what was appended, as an
+ * unclosed JSX element does). Errors that stay inside i are code being
+ * typed there; more errors than apart are i's error breaking what follows
+ * (Python, where one bad line can turn every later function into errors).
+ * Either way a wider trial parses more text for nothing: while code was
+ * typed at such a cut, up to three more parses of up to 20 KiB on every
+ * keystroke. */
+static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t m, TSTree **mended,
+                                    bool *wider) {
     ifl__seg *a = &t->segs[i];
     *mended = NULL;
+    *wider = false;
     /* Segments i + 1 .. i + m as one, for the edit that appends them. */
     ifl__seg rest = t->segs[i + 1];
     size_t apart = ifl__count_errors_in(ts_tree_root_node(a->tree), 0, 0, NULL);
@@ -886,10 +896,15 @@ static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t
     free(copy);
     if (!nt)
         return st == BASE_ERR_TIMEOUT ? BASE_OK : st; /* no mend that can be seen */
-    if (ifl__count_errors_in(ts_tree_root_node(nt), 0, 0, NULL) < apart)
+    TSNode root = ts_tree_root_node(nt);
+    size_t merged = ifl__count_errors_in(root, 0, 0, NULL);
+    if (merged < apart) {
         *mended = nt;
-    else
-        ts_tree_delete(nt);
+        return BASE_OK;
+    }
+    uint32_t err_end = 0;
+    *wider = merged == apart && ifl__last_error(root, &err_end) && err_end > a->len;
+    ts_tree_delete(nt);
     return BASE_OK;
 }
 
@@ -923,13 +938,15 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
             /* Also with the next few segments: a construct may be cut in
              * three or more (JSX text over several lines in column 0, each
              * line parsing alone), and the cuts between its middle pieces
-             * then look sound. Tried only when the two alone do not mend. */
+             * then look sound. Tried only when the two alone do not mend
+             * and their trial says a wider one may (ifl__merge_mends). */
             TSTree *mended = NULL;
             size_t m = 1, len_m = t->segs[k].len + t->segs[k + 1].len;
             for (;;) {
-                if ((st = ifl__merge_mends(t, s, k, m, &mended)) != BASE_OK)
+                bool wider = false;
+                if ((st = ifl__merge_mends(t, s, k, m, &mended, &wider)) != BASE_OK)
                     return st;
-                if (mended || m >= IFL__SEG_MEND_SPAN || k + m + 1 >= t->nseg ||
+                if (mended || !wider || m >= IFL__SEG_MEND_SPAN || k + m + 1 >= t->nseg ||
                     len_m + t->segs[k + m + 1].len > IFL__SEG_MERGE_MAX)
                     break;
                 len_m += t->segs[k + m + 1].len;
