@@ -51,6 +51,9 @@ enum {
     /* A construct cut in two whose halves do not mend is tried with up to
      * this many segments after the first. */
     IFL__SEG_MEND_SPAN = 4,
+    /* An incremental reparse that leaves a MISSING node is checked with a
+     * fresh parse of its segment up to this size (ifl__seg_parse). */
+    IFL__FRESH_MAX = 16 * 1024,
 };
 
 /* ---- compiled spans.scm per language --------------------------------------
@@ -631,6 +634,32 @@ static const char *ifl__parse_text(const ifl_tree *t, const char *s, size_t a, s
     return c;
 }
 
+/* Has the tree under root a MISSING node (a token the parser inserted)?
+ * With a cursor, not recursion: a hostile document nests deeply. Only
+ * subtrees with errors are entered. */
+static bool ifl__has_missing(TSNode root) {
+    if (!ts_node_has_error(root))
+        return false;
+    TSTreeCursor c = ts_tree_cursor_new(root);
+    bool found = false;
+    for (;;) {
+        TSNode n = ts_tree_cursor_current_node(&c);
+        if (ts_node_is_missing(n)) {
+            found = true;
+            break;
+        }
+        if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&c))
+            continue;
+        bool up = true;
+        while (up && !ts_tree_cursor_goto_next_sibling(&c))
+            up = ts_tree_cursor_goto_parent(&c);
+        if (!up)
+            break;
+    }
+    ts_tree_cursor_delete(&c);
+    return found;
+}
+
 /* Parses segment i (incrementally from its tree when it has one). */
 static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     ifl__seg *g = &t->segs[i];
@@ -638,6 +667,27 @@ static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     const char *text = ifl__parse_text(t, s, g->start, g->len, &copy);
     base_status st = BASE_ERR_NOMEM;
     TSTree *nt = text ? ifl__parse(t, g->tree, text, (uint32_t)g->len, &st) : NULL;
+    /* tree-sitter's incremental reparse can keep errors that a fresh parse
+     * of the same text does not have. Fuzz finding 7 (Java): with `return
+     * a;` in a class body (a field of type `return` to a fresh parse: the
+     * keyword is not valid there), a line moved and the move undone, the
+     * reparse took back the old tree's return_statement, patched with a
+     * MISSING "}" and an ERROR. Reproduced with plain ts_tree_edit +
+     * ts_parser_parse on one tree, no segments; tree-sitter#1444 and #4001
+     * report the same class of bug. A reused subtree that does not fit its
+     * new place shows as a token the parser had to insert, so a result
+     * with a MISSING node is parsed again from scratch and the fresh tree
+     * kept. Bounded: one segment of at most IFL__FRESH_MAX bytes (a larger
+     * one keeps its incremental tree), and only after edits that leave a
+     * MISSING node. Differences made of ERROR nodes alone are not caught. */
+    if (nt && g->tree && g->len <= IFL__FRESH_MAX && ifl__has_missing(ts_tree_root_node(nt))) {
+        base_status fst = BASE_OK;
+        TSTree *fresh = ifl__parse(t, NULL, text, (uint32_t)g->len, &fst);
+        if (fresh) {
+            ts_tree_delete(nt);
+            nt = fresh;
+        }
+    }
     free(copy);
     if (!nt)
         return st;
