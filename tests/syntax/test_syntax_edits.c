@@ -136,6 +136,46 @@ static void template_after_undo(void) {
     CHECK_EQ_U(mismatches, 0);
 }
 
+/* fuzz_syntax_edits' fourth finding (7 in docs/perf/fuzz.md), its two edit
+ * scripts replayed on the small Java seed at every segment size: the line
+ * ends made CRLF, a wide character appended to a type, `return a;`
+ * duplicated into the class body (there the word `return` is a type name
+ * to a fresh parse), then a line moved and undone, or moved and a span
+ * re-inserted. tree-sitter's incremental reparse alone (one tree, no
+ * segments) kept a MISSING "}" and an ERROR on that error-free text. */
+static void java_reparse_after_undo(void) {
+    static const uint8_t crlf_wide_undo[] = {0x08, 0x99, 0x30, 0x1a, 0x99, 0x98, 0x77, 0xbd,
+                                             0xdc, 0x02, 0xe7, 0x54, 0x36, 0xe9, 0xb9};
+    static const uint8_t line_moved[] = {
+        0x08, 0x67, 0x67, 0x77, 0xbd, 0x09, 0x92, 0xfc, 0x00, 0x22, 0xdc, 0x02, 0xe7,
+        0x54, 0x33, 0xa9, 0xfb, 0x07, 0xc9, 0x07, 0xc9, 0x02, 0xd1, 0xe9, 0x64, 0x00,
+        0x0f, 0x3b, 0x89, 0x6e, 0x67, 0x84, 0x02, 0xd1, 0xe9, 0x64, 0x00, 0x0f, 0x3b,
+        0x0c, 0x89, 0xa6, 0x05, 0x62, 0x5c, 0x65, 0xc5, 0x3d, 0x4a, 0x89, 0x6e, 0x67,
+        0x84, 0x45, 0x03, 0xb9, 0x4a, 0x9c, 0x2b, 0x2c, 0x08, 0x67, 0x7f, 0x7b, 0x98,
+        0x8b, 0x06, 0xc6, 0x98, 0x55, 0x63, 0xcd, 0x0b, 0x45, 0x03, 0xb9, 0x4a, 0x9c};
+    const syntax_edits_seed *sd = NULL;
+    for (size_t i = 0; i < syntax_edits_nseeds; i++)
+        if (strcmp(syntax_edits_seeds[i].lang, "java") == 0)
+            sd = &syntax_edits_seeds[i];
+    CHECK(sd != NULL);
+    if (!sd)
+        return;
+    static const size_t sizes[] = {0, 1, 4096};
+    for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
+        syntax_edits_segment_bytes = sizes[k];
+        size_t mismatches = 0;
+        CHECK_EQ_I(syntax_script_run(sd->lang, sd->text, strlen(sd->text), crlf_wide_undo,
+                                     sizeof crlf_wide_undo, &mismatches),
+                   BASE_OK);
+        CHECK_EQ_U(mismatches, 0);
+        mismatches = 0;
+        CHECK_EQ_I(syntax_script_run(sd->lang, sd->text, strlen(sd->text), line_moved,
+                                     sizeof line_moved, &mismatches),
+                   BASE_OK);
+        CHECK_EQ_U(mismatches, 0);
+    }
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
@@ -143,6 +183,7 @@ int main(int argc, char **argv) {
     guard_broken_by_edit();
     jsx_text_over_lines();
     template_after_undo();
+    java_reparse_after_undo();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size. */
