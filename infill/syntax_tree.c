@@ -1034,6 +1034,19 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
                     last--;
             } while (!ifl__lexpos_settled(&lx) && k + 1 < t->nseg &&
                      t->segs[k].len + t->segs[k + 1].len <= IFL__SEG_MERGE_MAX);
+            /* Parsed afresh, not from k's tree: that tree read the comment
+             * or string as left open, and tree-sitter's incremental reparse
+             * can keep what it recovered there once the text closes it
+             * (fuzz finding 8: a JavaScript template string with invalid
+             * UTF-8, its first line moved to the top, kept an ERROR with the
+             * template unread; plain tree-sitter does the same when the
+             * rest is appended to a tree of the first line with
+             * ts_tree_edit). The text from the opening on reads anew
+             * anyway; what a fresh parse costs more is k's text before it. */
+            if (t->segs[k].tree) {
+                ts_tree_delete(t->segs[k].tree);
+                t->segs[k].tree = NULL;
+            }
             if ((st = ifl__seg_parse(t, s, k)) != BASE_OK)
                 return st;
         }
