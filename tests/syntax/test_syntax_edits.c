@@ -176,6 +176,35 @@ static void java_reparse_after_undo(void) {
     }
 }
 
+/* fuzz_syntax_edits' finding 8, its edit script replayed on the JavaScript
+ * document of several constructs: the template string's first line (with
+ * invalid UTF-8 in it) moved to the top, so the template runs from line 1
+ * over six segments. With segments at every sound cut, the merge over the
+ * open template was parsed from the tree of its first segment, which
+ * tree-sitter had read with the template unclosed; the reparse kept an
+ * ERROR and the template unread. */
+static void js_template_merged(void) {
+    static const uint8_t script[] = {0x0b, 0x0a, 0xdf, 0x0a, 0x0b, 0x0a, 0x33, 0x01, 0x1c,
+                                     0x96, 0x00, 0x00, 0x01, 0xf1, 0xdf, 0xf6, 0x9d, 0x89,
+                                     0xdc, 0xff, 0x50, 0xff, 0xff, 0xff, 0x29, 0x6f};
+    const syntax_edits_seed *sd = NULL;
+    for (size_t i = 0; i < syntax_edits_nmulti; i++)
+        if (strcmp(syntax_edits_multi[i].lang, "javascript") == 0)
+            sd = &syntax_edits_multi[i];
+    CHECK(sd != NULL);
+    if (!sd)
+        return;
+    static const size_t sizes[] = {0, 1, 4096};
+    for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
+        syntax_edits_segment_bytes = sizes[k];
+        size_t mismatches = 0;
+        CHECK_EQ_I(syntax_script_run(sd->lang, sd->text, strlen(sd->text), script, sizeof script,
+                                     &mismatches),
+                   BASE_OK);
+        CHECK_EQ_U(mismatches, 0);
+    }
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
@@ -184,6 +213,7 @@ int main(int argc, char **argv) {
     jsx_text_over_lines();
     template_after_undo();
     java_reparse_after_undo();
+    js_template_merged();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size. */
