@@ -713,6 +713,26 @@ static bool ifl__last_error(TSNode n, uint32_t *end) {
     return false;
 }
 
+/* Where the last line of code under root starts, in s (root's text begins
+ * at base): the line of the end of its last top-level node that is not a
+ * comment. Comments at the end do not count, since a construct cut in two
+ * may have a comment line between its halves (`static int`, a comment,
+ * `count(...) {` in column 0: fuzz finding 9). */
+static size_t ifl__code_last_line(TSNode root, const char *s, size_t base) {
+    uint32_t end = 0;
+    for (uint32_t c = ts_node_child_count(root); c-- > 0;) {
+        TSNode ch = ts_node_child(root, c);
+        if (!strstr(ts_node_type(ch), "comment")) {
+            end = ts_node_end_byte(ch);
+            break;
+        }
+    }
+    size_t ls = base + (end > 0 ? end - 1 : 0);
+    while (ls > base && s[ls - 1] != '\n')
+        ls--;
+    return ls;
+}
+
 /* Is the cut between segments i and i + 1 sound? It is not when
  *  - b's first line does not start a construct (it was edited into an
  *    indented line, an operator, `else`, ...);
@@ -720,9 +740,9 @@ static bool ifl__last_error(TSNode n, uint32_t *end) {
  *    backslash (a continued macro or line);
  *  - a's last line is a decorator or annotation;
  *  - a's last top-level node has a syntax error that reaches a's last
- *    non-blank line and parsing both as one has fewer errors: one construct
- *    cut in two (a C return type or template header on its own line, JSX
- *    text in column 0);
+ *    line of code (comments after it do not count) and parsing both as one
+ *    has fewer errors: one construct cut in two (a C return type or
+ *    template header on its own line, JSX text in column 0);
  *  - b's tree does not start with a node at its first byte.
  * and not when b no longer starts a line (an edit deleted the line break).
  * An error further inside a's last construct (code being typed) stays in a:
@@ -787,7 +807,7 @@ static ifl__cut_state ifl__cut_check(const ifl_tree *t, const char *s, size_t le
      * 0), or code being typed; the caller merges only when that mends it. */
     uint32_t err_end = 0;
     /* (From the root: a segment that does not parse at all is one ERROR.) */
-    if (ifl__last_error(ra, &err_end) && a->start + err_end >= ls)
+    if (ifl__last_error(ra, &err_end) && a->start + err_end >= ifl__code_last_line(ra, s, a->start))
         return IFL__CUT_TREE;
     return IFL__CUT_OK;
 }
