@@ -205,6 +205,56 @@ static void js_template_merged(void) {
     }
 }
 
+/* fuzz_syntax_edits' finding 9: in the C header of several constructs,
+ * segments at every sound cut, its first line (a comment) duplicated
+ * between `static int` and `count(const char *s)`. The segment `static
+ * int` + comment ends in a comment after its error, so its cut with
+ * `count(...)` looked sound, and a trial of `static int` with the comment
+ * alone did not look wider. Checked on a fresh build of that text and by
+ * the edit script replayed. */
+static void comment_inside_cut_construct(void) {
+    const syntax_edits_seed *sd = &syntax_edits_multi[0];
+    CHECK(strcmp(sd->lang, "c") == 0);
+    const char *at = strstr(sd->text, "static int\ncount(");
+    CHECK(at != NULL);
+    if (!at)
+        return;
+    size_t off = (size_t)(at - sd->text) + strlen("static int\n"), len = strlen(sd->text);
+    const char *ins = "/* count.h */\n";
+    char *text = malloc(len + strlen(ins) + 1);
+    CHECK(text != NULL);
+    if (!text)
+        return;
+    memcpy(text, sd->text, off);
+    memcpy(text + off, ins, strlen(ins));
+    memcpy(text + off + strlen(ins), sd->text + off, len - off + 1);
+    len += strlen(ins);
+    base_status st = BASE_OK;
+    ifl_tree *t = ifl_tree_new("c", &st), *whole = ifl_tree_new("c", &st);
+    CHECK(t && whole);
+    if (t && whole) {
+        ifl_tree_set_segment_bytes(t, 1);
+        ifl_tree_set_segment_bytes(whole, 0);
+        char *a = ifl_tree_sexp(t, text, len), *b = ifl_tree_sexp(whole, text, len);
+        CHECK(a && b);
+        CHECK_EQ_U(ifl_tree_error_count(whole, text, len), 0);
+        CHECK(a && b && strcmp(a, b) == 0);
+        free(a);
+        free(b);
+    }
+    ifl_tree_free(t);
+    ifl_tree_free(whole);
+    free(text);
+    static const uint8_t script[] = {0x0b, 0xdf, 0x0b, 0x0b, 0xdf, 0x0b, 0x21, 0x62,
+                                     0x34, 0x15, 0x04, 0x00, 0x00, 0x00, 0x0a};
+    size_t mismatches = 0;
+    syntax_edits_segment_bytes = 1;
+    CHECK_EQ_I(
+        syntax_script_run(sd->lang, sd->text, strlen(sd->text), script, sizeof script, &mismatches),
+        BASE_OK);
+    CHECK_EQ_U(mismatches, 0);
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
@@ -214,6 +264,7 @@ int main(int argc, char **argv) {
     template_after_undo();
     java_reparse_after_undo();
     js_template_merged();
+    comment_inside_cut_construct();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size. */
