@@ -1255,7 +1255,10 @@ static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
     size_t lo = BASE_MIN(t->edit_lo, len), hi = BASE_MIN(t->edit_hi, len);
     while (lo > 0 && s[lo - 1] != '\n')
         lo--;
-    bool hash = t->edit_deleted;
+    /* Code put before the #ifndef or after the #endif ends the guard too
+     * (fuzz finding 11: a line moved below the #endif). */
+    bool hash = t->edit_deleted || (t->guard_if != SIZE_MAX &&
+                                    (t->edit_lo < t->guard_if || t->edit_hi > t->guard_end_end));
     for (size_t i = lo; i < len && !hash; i++) {
         char c = s[i];
         hash = c == '#' || c == '/' || c == '*' || c == '"' || c == '\'' || c == '\\';
