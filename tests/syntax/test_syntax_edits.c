@@ -284,6 +284,57 @@ static void directive_eats_line_break(void) {
     }
 }
 
+/* fuzz_syntax_edits' finding 11: a line of code put after the include
+ * guard's #endif (here appended at the end, an insertion with none of the
+ * characters that made the guard be looked for again) ends the guard; the
+ * edited tree kept parsing it as blanks. Every segment size. */
+static void code_after_guard_endif(void) {
+    const char *text = syntax_edits_multi[0].text; /* count.h */
+    const char *add = "int after;\n";
+    size_t len = strlen(text), n = strlen(add);
+    CHECK(len > 0 && text[len - 1] == '\n');
+    uint32_t rows = 0;
+    for (size_t i = 0; i < len; i++)
+        rows += text[i] == '\n';
+    char *edited = malloc(len + n + 1);
+    CHECK(edited != NULL);
+    if (!edited)
+        return;
+    memcpy(edited, text, len);
+    memcpy(edited + len, add, n + 1);
+    static const size_t sizes[] = {0, 1, 4096};
+    for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
+        base_status st = BASE_OK;
+        ifl_tree *t = ifl_tree_new("c", &st), *fresh = ifl_tree_new("c", &st);
+        CHECK(t && fresh);
+        if (t && fresh) {
+            ifl_tree_set_segment_bytes(t, sizes[k]);
+            ifl_tree_set_segment_bytes(fresh, 0);
+            CHECK_EQ_I(ifl_tree_update(t, text, len), BASE_OK);
+            lsp_edit_event ev = {.start_byte = len,
+                                 .old_end_byte = len,
+                                 .new_end_byte = len + n,
+                                 .start_point = {rows, 0},
+                                 .old_end_point = {rows, 0},
+                                 .new_end_point = {rows + 1, 0}};
+            ifl_tree_edit(t, &ev);
+            char *a = ifl_tree_sexp(t, edited, len + n), *b = ifl_tree_sexp(fresh, edited, len + n);
+            CHECK(a && b);
+            CHECK_EQ_U(ifl_tree_error_count(fresh, edited, len + n), 0);
+            if (a && b && strcmp(a, b) != 0) {
+                fprintf(stderr, "segment bytes %zu:\nincremental: %s\nfresh:       %s\n", sizes[k],
+                        a, b);
+                CHECK(false);
+            }
+            free(a);
+            free(b);
+        }
+        ifl_tree_free(t);
+        ifl_tree_free(fresh);
+    }
+    free(edited);
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
@@ -295,6 +346,7 @@ int main(int argc, char **argv) {
     js_template_merged();
     comment_inside_cut_construct();
     directive_eats_line_break();
+    code_after_guard_endif();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size. */
