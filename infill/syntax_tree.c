@@ -446,6 +446,7 @@ typedef struct ifl__lexpos {
     ifl__lex lx;
     bool cpp;            /* C and C++: preprocessor conditionals nest */
     int depth;           /* #if / #ifdef / #ifndef open */
+    long open_bal[16];   /* brackets open at each of the first conditionals */
     const char *doc;     /* the buffer, to place lines */
     size_t skip1, skip2; /* the include guard's lines: not counted */
 } ifl__lexpos;
@@ -472,12 +473,23 @@ static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
     size_t w = i;
     while (i < n && ifl__word_char(s[i]))
         i++;
+    /* An #endif inside brackets opened after its #if does not close it:
+     * tree-sitter's conditionals nest with the code, and it reads such an
+     * #endif as a directive of its own (fuzz finding 12: an #endif line
+     * duplicated into a function body inside the include guard). */
+    long bal = p->lx.bal[0] + p->lx.bal[1] + p->lx.bal[2];
     if ((i - w == 2 && memcmp(s + w, "if", 2) == 0) ||
         (i - w == 5 && memcmp(s + w, "ifdef", 5) == 0) ||
-        (i - w == 6 && memcmp(s + w, "ifndef", 6) == 0))
+        (i - w == 6 && memcmp(s + w, "ifndef", 6) == 0)) {
+        if (p->depth >= 0 && p->depth < (int)BASE_ARRAY_LEN(p->open_bal))
+            p->open_bal[p->depth] = bal;
         p->depth++;
-    else if (i - w == 5 && memcmp(s + w, "endif", 5) == 0)
+    } else if (i - w == 5 && memcmp(s + w, "endif", 5) == 0) {
+        if (p->depth > 0 && p->depth <= (int)BASE_ARRAY_LEN(p->open_bal) &&
+            bal > p->open_bal[p->depth - 1])
+            return;
         p->depth--;
+    }
 }
 
 static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
