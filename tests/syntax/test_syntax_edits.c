@@ -335,6 +335,62 @@ static void code_after_guard_endif(void) {
     free(edited);
 }
 
+/* fuzz_syntax_edits' finding 12: an #endif line inside a function body
+ * within the include guard. tree-sitter reads it as a directive of its own
+ * (conditionals nest with the code), the line lexer closed the guard's
+ * #ifndef there and cut the rest of the file apart from it. Fresh builds
+ * at every sound cut and the default size, and the edit script replayed
+ * (only it fails without the fix: which cuts exist depends on the edits). */
+static void endif_inside_function(void) {
+    const char *text = syntax_edits_multi[0].text; /* count.h */
+    const char *at = strstr(text, "    int n = 0;\n");
+    CHECK(at != NULL);
+    if (!at)
+        return;
+    const char *ins = "#endif /* COUNT_H */\n";
+    size_t off = (size_t)(at - text) + strlen("    int n = 0;\n"), len = strlen(text),
+           n = strlen(ins);
+    char *edited = malloc(len + n + 1);
+    CHECK(edited != NULL);
+    if (!edited)
+        return;
+    memcpy(edited, text, off);
+    memcpy(edited + off, ins, n);
+    memcpy(edited + off + n, text + off, len - off + 1);
+    static const size_t sizes[] = {1, 4096};
+    for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
+        base_status st = BASE_OK;
+        ifl_tree *t = ifl_tree_new("c", &st), *whole = ifl_tree_new("c", &st);
+        CHECK(t && whole);
+        if (t && whole) {
+            ifl_tree_set_segment_bytes(t, sizes[k]);
+            ifl_tree_set_segment_bytes(whole, 0);
+            char *a = ifl_tree_sexp(t, edited, len + n), *b = ifl_tree_sexp(whole, edited, len + n);
+            CHECK(a && b);
+            CHECK_EQ_U(ifl_tree_error_count(whole, edited, len + n), 0);
+            CHECK(a && b && strcmp(a, b) == 0);
+            free(a);
+            free(b);
+        }
+        ifl_tree_free(t);
+        ifl_tree_free(whole);
+    }
+    free(edited);
+    /* The edit script as found (segments at every sound cut): the #endif
+     * line duplicated into the body after other edits. */
+    static const uint8_t script[] = {
+        0x9c, 0x8d, 0x9a, 0x90, 0x00, 0x05, 0x94, 0x74, 0x64, 0x26, 0xe9, 0xff, 0xff, 0xff,
+        0xff, 0xff, 0xff, 0xff, 0xff, 0x9f, 0xdd, 0x81, 0xf8, 0x08, 0xd9, 0x4c, 0xb4, 0x26,
+        0x29, 0xfc, 0x35, 0x04, 0x9b, 0x07, 0x5e, 0x06, 0xf8, 0x2f, 0xad, 0xb7, 0xda, 0x0b,
+        0x05, 0x7c, 0x23, 0x57, 0x80, 0x04, 0x14, 0x5a, 0x2a, 0x2a, 0x53, 0x09, 0xe4, 0x00,
+        0x99, 0x1c, 0xf0, 0x6a, 0x17, 0x2b, 0x05, 0xc4, 0xdb, 0xda, 0x65, 0x0a, 0x8e, 0x14,
+        0xde, 0x53, 0x39, 0x03, 0x7a, 0x52, 0xde, 0x4d, 0x53, 0x08, 0x97, 0x97, 0x9c};
+    size_t mismatches = 0;
+    syntax_edits_segment_bytes = 1;
+    CHECK_EQ_I(syntax_script_run("c", text, len, script, sizeof script, &mismatches), BASE_OK);
+    CHECK_EQ_U(mismatches, 0);
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
@@ -347,6 +403,7 @@ int main(int argc, char **argv) {
     comment_inside_cut_construct();
     directive_eats_line_break();
     code_after_guard_endif();
+    endif_inside_function();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size. */
