@@ -447,6 +447,7 @@ typedef struct ifl__lexpos {
     bool cpp;            /* C and C++: preprocessor conditionals nest */
     int depth;           /* #if / #ifdef / #ifndef open */
     long open_bal[16];   /* brackets open at each of the first conditionals */
+    bool flat;           /* every #endif closes (the include guard's search) */
     const char *doc;     /* the buffer, to place lines */
     size_t skip1, skip2; /* the include guard's lines: not counted */
 } ifl__lexpos;
@@ -485,7 +486,7 @@ static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
             p->open_bal[p->depth] = bal;
         p->depth++;
     } else if (i - w == 5 && memcmp(s + w, "endif", 5) == 0) {
-        if (p->depth > 0 && p->depth <= (int)BASE_ARRAY_LEN(p->open_bal) &&
+        if (!p->flat && p->depth > 0 && p->depth <= (int)BASE_ARRAY_LEN(p->open_bal) &&
             bal > p->open_bal[p->depth - 1])
             return;
         p->depth--;
@@ -594,9 +595,13 @@ static void ifl__find_guard(ifl_tree *t, const char *s, size_t len) {
         (de + (e - n0) < len && ifl__word_char(s[de + (e - n0)])))
         return;
     /* The #endif that closes it: conditionals counted line by line, outside
-     * comments and strings. */
+     * comments and strings. Brackets do not count here (flat): then only
+     * the characters ifl__guard_may_change looks for can move it (with
+     * them, a bracket typed anywhere could; fuzz finding 13). Both trees a
+     * test compares look for the guard alike. */
     ifl__lexpos lx;
     ifl__lexpos_init(&lx, t->lang);
+    lx.flat = true;
     size_t end = SIZE_MAX;
     for (size_t ls = a; ls < len && end == SIZE_MAX;) {
         const char *nl = memchr(s + ls, '\n', len - ls);
