@@ -765,6 +765,36 @@ static size_t ifl__code_last_line(TSNode root, const char *s, size_t base) {
     return ls;
 }
 
+/* Does [s, s + n) of a C/C++ buffer hold a directive line (or its
+ * continuation) with "/" "*" in it? tree-sitter takes a directive's text
+ * raw, so a block comment opened there and closed in a later segment reads,
+ * in its segment alone, as the macro's value, error-free, where the whole
+ * file has the comment run on (fuzz finding 14): the tree's nodes are then
+ * no guide to where code is. A byte scan, much cheaper than the lexer. */
+static bool ifl__directive_comment(const ifl_tree *t, const char *s, size_t n) {
+    if (strcmp(t->lang, "c") != 0 && strcmp(t->lang, "cpp") != 0)
+        return false;
+    bool directive = false, cont = false;
+    for (size_t i = 0; i < n;) {
+        const char *nl = memchr(s + i, '\n', n - i);
+        size_t e = nl ? (size_t)(nl - s) : n;
+        size_t b = i;
+        while (b < e && (s[b] == ' ' || s[b] == '\t'))
+            b++;
+        directive = cont || (b < e && s[b] == '#');
+        if (directive)
+            for (size_t k = b; k + 1 < e; k++)
+                if (s[k] == '/' && s[k + 1] == '*')
+                    return true;
+        size_t l = e;
+        while (l > i && (s[l - 1] == '\r' || s[l - 1] == ' ' || s[l - 1] == '\t'))
+            l--;
+        cont = directive && l > i && s[l - 1] == '\\';
+        i = e + 1;
+    }
+    return false;
+}
+
 /* Is the cut between segments i and i + 1 sound? It is not when
  *  - b's first line does not start a construct (it was edited into an
  *    indented line, an operator, `else`, ...);
@@ -815,7 +845,8 @@ static ifl__cut_state ifl__cut_check(const ifl_tree *t, const char *s, size_t le
     /* The lexer needs a start in code: in an error-free tree, the deepest
      * last node of la that is not a comment or string (node boundaries
      * outside those are in code); otherwise the segment's start (a broken
-     * tree may have read an unclosed comment as code). */
+     * tree may have read an unclosed comment as code), or when a C/C++
+     * directive before that node opens a block comment (ifl__directive_comment). */
     size_t from = 0;
     if (!ts_node_has_error(ra)) {
         TSNode n = la;
@@ -826,6 +857,8 @@ static ifl__cut_state ifl__cut_check(const ifl_tree *t, const char *s, size_t le
             n = ts_node_child(n, ts_node_child_count(n) - 1);
         }
         from = ts_node_start_byte(n);
+        if (ifl__directive_comment(t, s + a->start, from))
+            from = 0;
     }
     /* Open comments, strings, here-documents, brackets and preprocessor
      * conditionals run on into b. */
