@@ -51,6 +51,9 @@ enum {
     /* A construct cut in two whose halves do not mend is tried with up to
      * this many segments after the first. */
     IFL__SEG_MEND_SPAN = 4,
+    /* An incremental reparse that leaves a MISSING node is checked with a
+     * fresh parse of its segment up to this size (ifl__seg_parse). */
+    IFL__FRESH_MAX = 16 * 1024,
 };
 
 /* ---- compiled spans.scm per language --------------------------------------
@@ -443,6 +446,8 @@ typedef struct ifl__lexpos {
     ifl__lex lx;
     bool cpp;            /* C and C++: preprocessor conditionals nest */
     int depth;           /* #if / #ifdef / #ifndef open */
+    long open_bal[16];   /* brackets open at each of the first conditionals */
+    bool flat;           /* every #endif closes (the include guard's search) */
     const char *doc;     /* the buffer, to place lines */
     size_t skip1, skip2; /* the include guard's lines: not counted */
 } ifl__lexpos;
@@ -469,12 +474,23 @@ static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
     size_t w = i;
     while (i < n && ifl__word_char(s[i]))
         i++;
+    /* An #endif inside brackets opened after its #if does not close it:
+     * tree-sitter's conditionals nest with the code, and it reads such an
+     * #endif as a directive of its own (fuzz finding 12: an #endif line
+     * duplicated into a function body inside the include guard). */
+    long bal = p->lx.bal[0] + p->lx.bal[1] + p->lx.bal[2];
     if ((i - w == 2 && memcmp(s + w, "if", 2) == 0) ||
         (i - w == 5 && memcmp(s + w, "ifdef", 5) == 0) ||
-        (i - w == 6 && memcmp(s + w, "ifndef", 6) == 0))
+        (i - w == 6 && memcmp(s + w, "ifndef", 6) == 0)) {
+        if (p->depth >= 0 && p->depth < (int)BASE_ARRAY_LEN(p->open_bal))
+            p->open_bal[p->depth] = bal;
         p->depth++;
-    else if (i - w == 5 && memcmp(s + w, "endif", 5) == 0)
+    } else if (i - w == 5 && memcmp(s + w, "endif", 5) == 0) {
+        if (!p->flat && p->depth > 0 && p->depth <= (int)BASE_ARRAY_LEN(p->open_bal) &&
+            bal > p->open_bal[p->depth - 1])
+            return;
         p->depth--;
+    }
 }
 
 static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
@@ -579,9 +595,13 @@ static void ifl__find_guard(ifl_tree *t, const char *s, size_t len) {
         (de + (e - n0) < len && ifl__word_char(s[de + (e - n0)])))
         return;
     /* The #endif that closes it: conditionals counted line by line, outside
-     * comments and strings. */
+     * comments and strings. Brackets do not count here (flat): then only
+     * the characters ifl__guard_may_change looks for can move it (with
+     * them, a bracket typed anywhere could; fuzz finding 13). Both trees a
+     * test compares look for the guard alike. */
     ifl__lexpos lx;
     ifl__lexpos_init(&lx, t->lang);
+    lx.flat = true;
     size_t end = SIZE_MAX;
     for (size_t ls = a; ls < len && end == SIZE_MAX;) {
         const char *nl = memchr(s + ls, '\n', len - ls);
@@ -631,6 +651,41 @@ static const char *ifl__parse_text(const ifl_tree *t, const char *s, size_t a, s
     return c;
 }
 
+/* Has the tree under root a MISSING node (a token the parser inserted)?
+ * With a cursor, not recursion: a hostile document nests deeply. Only
+ * subtrees with errors are entered. */
+static bool ifl__has_missing(TSNode root) {
+    if (!ts_node_has_error(root))
+        return false;
+    TSTreeCursor c = ts_tree_cursor_new(root);
+    bool found = false;
+    for (;;) {
+        TSNode n = ts_tree_cursor_current_node(&c);
+        bool self = ts_node_is_missing(n);
+        if (!self && ts_node_has_error(n) && !ts_node_is_error(n)) {
+            /* A MISSING hidden token: an error no visible child carries. */
+            self = true;
+            for (uint32_t i = 0, k = ts_node_child_count(n); i < k && self; i++) {
+                TSNode ch = ts_node_child(n, i);
+                self = !ts_node_has_error(ch) && !ts_node_is_error(ch) && !ts_node_is_missing(ch);
+            }
+        }
+        if (self) {
+            found = true;
+            break;
+        }
+        if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&c))
+            continue;
+        bool up = true;
+        while (up && !ts_tree_cursor_goto_next_sibling(&c))
+            up = ts_tree_cursor_goto_parent(&c);
+        if (!up)
+            break;
+    }
+    ts_tree_cursor_delete(&c);
+    return found;
+}
+
 /* Parses segment i (incrementally from its tree when it has one). */
 static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     ifl__seg *g = &t->segs[i];
@@ -638,6 +693,27 @@ static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     const char *text = ifl__parse_text(t, s, g->start, g->len, &copy);
     base_status st = BASE_ERR_NOMEM;
     TSTree *nt = text ? ifl__parse(t, g->tree, text, (uint32_t)g->len, &st) : NULL;
+    /* tree-sitter's incremental reparse can keep errors that a fresh parse
+     * of the same text does not have. Fuzz finding 7 (Java): with `return
+     * a;` in a class body (a field of type `return` to a fresh parse: the
+     * keyword is not valid there), a line moved and the move undone, the
+     * reparse took back the old tree's return_statement, patched with a
+     * MISSING "}" and an ERROR. Reproduced with plain ts_tree_edit +
+     * ts_parser_parse on one tree, no segments; tree-sitter#1444 and #4001
+     * report the same class of bug. A reused subtree that does not fit its
+     * new place shows as a token the parser had to insert, so a result
+     * with a MISSING node is parsed again from scratch and the fresh tree
+     * kept. Bounded: one segment of at most IFL__FRESH_MAX bytes (a larger
+     * one keeps its incremental tree), and only after edits that leave a
+     * MISSING node. Differences made of ERROR nodes alone are not caught. */
+    if (nt && g->tree && g->len <= IFL__FRESH_MAX && ifl__has_missing(ts_tree_root_node(nt))) {
+        base_status fst = BASE_OK;
+        TSTree *fresh = ifl__parse(t, NULL, text, (uint32_t)g->len, &fst);
+        if (fresh) {
+            ts_tree_delete(nt);
+            nt = fresh;
+        }
+    }
     free(copy);
     if (!nt)
         return st;
@@ -649,7 +725,12 @@ static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     return BASE_OK;
 }
 
-/* The end of the last ERROR or MISSING node under n, in document order. */
+/* The end of the last ERROR or MISSING node under n, in document order. An
+ * error below n that no visible child carries is a MISSING hidden token
+ * (as in ifl__count_errors_in), which the node API does not show: n's end
+ * stands for it (fuzz finding 10: tree-sitter-c reads a '/' and the line
+ * break after it as part of a directive's argument, so a segment that is
+ * one such line, `#ount.h` and a comment's closing, lacks its line end). */
 static bool ifl__last_error(TSNode n, uint32_t *end) {
     if (ts_node_is_missing(n) || ts_node_is_error(n)) {
         *end = ts_node_end_byte(n);
@@ -660,6 +741,57 @@ static bool ifl__last_error(TSNode n, uint32_t *end) {
     for (uint32_t i = ts_node_child_count(n); i-- > 0;)
         if (ifl__last_error(ts_node_child(n, i), end))
             return true;
+    *end = ts_node_end_byte(n);
+    return true;
+}
+
+/* Where the last line of code under root starts, in s (root's text begins
+ * at base): the line of the end of its last top-level node that is not a
+ * comment. Comments at the end do not count, since a construct cut in two
+ * may have a comment line between its halves (`static int`, a comment,
+ * `count(...) {` in column 0: fuzz finding 9). */
+static size_t ifl__code_last_line(TSNode root, const char *s, size_t base) {
+    uint32_t end = 0;
+    for (uint32_t c = ts_node_child_count(root); c-- > 0;) {
+        TSNode ch = ts_node_child(root, c);
+        if (!strstr(ts_node_type(ch), "comment")) {
+            end = ts_node_end_byte(ch);
+            break;
+        }
+    }
+    size_t ls = base + (end > 0 ? end - 1 : 0);
+    while (ls > base && s[ls - 1] != '\n')
+        ls--;
+    return ls;
+}
+
+/* Does [s, s + n) of a C/C++ buffer hold a directive line (or its
+ * continuation) with "/" "*" in it? tree-sitter takes a directive's text
+ * raw, so a block comment opened there and closed in a later segment reads,
+ * in its segment alone, as the macro's value, error-free, where the whole
+ * file has the comment run on (fuzz finding 14): the tree's nodes are then
+ * no guide to where code is. A byte scan, much cheaper than the lexer. */
+static bool ifl__directive_comment(const ifl_tree *t, const char *s, size_t n) {
+    if (strcmp(t->lang, "c") != 0 && strcmp(t->lang, "cpp") != 0)
+        return false;
+    bool directive = false, cont = false;
+    for (size_t i = 0; i < n;) {
+        const char *nl = memchr(s + i, '\n', n - i);
+        size_t e = nl ? (size_t)(nl - s) : n;
+        size_t b = i;
+        while (b < e && (s[b] == ' ' || s[b] == '\t'))
+            b++;
+        directive = cont || (b < e && s[b] == '#');
+        if (directive)
+            for (size_t k = b; k + 1 < e; k++)
+                if (s[k] == '/' && s[k + 1] == '*')
+                    return true;
+        size_t l = e;
+        while (l > i && (s[l - 1] == '\r' || s[l - 1] == ' ' || s[l - 1] == '\t'))
+            l--;
+        cont = directive && l > i && s[l - 1] == '\\';
+        i = e + 1;
+    }
     return false;
 }
 
@@ -670,9 +802,9 @@ static bool ifl__last_error(TSNode n, uint32_t *end) {
  *    backslash (a continued macro or line);
  *  - a's last line is a decorator or annotation;
  *  - a's last top-level node has a syntax error that reaches a's last
- *    non-blank line and parsing both as one has fewer errors: one construct
- *    cut in two (a C return type or template header on its own line, JSX
- *    text in column 0);
+ *    line of code (comments after it do not count) and parsing both as one
+ *    has fewer errors: one construct cut in two (a C return type or
+ *    template header on its own line, JSX text in column 0);
  *  - b's tree does not start with a node at its first byte.
  * and not when b no longer starts a line (an edit deleted the line break).
  * An error further inside a's last construct (code being typed) stays in a:
@@ -713,7 +845,8 @@ static ifl__cut_state ifl__cut_check(const ifl_tree *t, const char *s, size_t le
     /* The lexer needs a start in code: in an error-free tree, the deepest
      * last node of la that is not a comment or string (node boundaries
      * outside those are in code); otherwise the segment's start (a broken
-     * tree may have read an unclosed comment as code). */
+     * tree may have read an unclosed comment as code), or when a C/C++
+     * directive before that node opens a block comment (ifl__directive_comment). */
     size_t from = 0;
     if (!ts_node_has_error(ra)) {
         TSNode n = la;
@@ -724,6 +857,8 @@ static ifl__cut_state ifl__cut_check(const ifl_tree *t, const char *s, size_t le
             n = ts_node_child(n, ts_node_child_count(n) - 1);
         }
         from = ts_node_start_byte(n);
+        if (ifl__directive_comment(t, s + a->start, from))
+            from = 0;
     }
     /* Open comments, strings, here-documents, brackets and preprocessor
      * conditionals run on into b. */
@@ -737,7 +872,7 @@ static ifl__cut_state ifl__cut_check(const ifl_tree *t, const char *s, size_t le
      * 0), or code being typed; the caller merges only when that mends it. */
     uint32_t err_end = 0;
     /* (From the root: a segment that does not parse at all is one ERROR.) */
-    if (ifl__last_error(ra, &err_end) && a->start + err_end >= ls)
+    if (ifl__last_error(ra, &err_end) && a->start + err_end >= ifl__code_last_line(ra, s, a->start))
         return IFL__CUT_TREE;
     return IFL__CUT_OK;
 }
@@ -854,11 +989,21 @@ static base_status ifl__cut(ifl_tree *t, const char *s, size_t len, size_t a, si
 
 /* Would segments i .. i + m parsed as one have fewer syntax errors than
  * apart? Parses them as one from a copy of i's tree; *mended is that tree
- * when they would (the caller merges and keeps it), else NULL. */
-static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t m,
-                                    TSTree **mended) {
+ * when they would (the caller merges and keeps it), else NULL. When they
+ * would not, *wider says whether one more segment can still help: only
+ * when the trial has as many errors as apart (not more) and its last one
+ * lies past segment i (the construct runs on into what was appended, as an
+ * unclosed JSX element does). Errors that stay inside i are code being
+ * typed there; more errors than apart are i's error breaking what follows
+ * (Python, where one bad line can turn every later function into errors).
+ * Either way a wider trial parses more text for nothing: while code was
+ * typed at such a cut, up to three more parses of up to 20 KiB on every
+ * keystroke. */
+static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t m, TSTree **mended,
+                                    bool *wider) {
     ifl__seg *a = &t->segs[i];
     *mended = NULL;
+    *wider = false;
     /* Segments i + 1 .. i + m as one, for the edit that appends them. */
     ifl__seg rest = t->segs[i + 1];
     size_t apart = ifl__count_errors_in(ts_tree_root_node(a->tree), 0, 0, NULL);
@@ -886,10 +1031,15 @@ static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t
     free(copy);
     if (!nt)
         return st == BASE_ERR_TIMEOUT ? BASE_OK : st; /* no mend that can be seen */
-    if (ifl__count_errors_in(ts_tree_root_node(nt), 0, 0, NULL) < apart)
+    TSNode root = ts_tree_root_node(nt);
+    size_t merged = ifl__count_errors_in(root, 0, 0, NULL);
+    if (merged < apart) {
         *mended = nt;
-    else
-        ts_tree_delete(nt);
+        return BASE_OK;
+    }
+    uint32_t err_end = 0;
+    *wider = merged == apart && ifl__last_error(root, &err_end) && err_end > a->len;
+    ts_tree_delete(nt);
     return BASE_OK;
 }
 
@@ -923,13 +1073,15 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
             /* Also with the next few segments: a construct may be cut in
              * three or more (JSX text over several lines in column 0, each
              * line parsing alone), and the cuts between its middle pieces
-             * then look sound. Tried only when the two alone do not mend. */
+             * then look sound. Tried only when the two alone do not mend
+             * and their trial says a wider one may (ifl__merge_mends). */
             TSTree *mended = NULL;
             size_t m = 1, len_m = t->segs[k].len + t->segs[k + 1].len;
             for (;;) {
-                if ((st = ifl__merge_mends(t, s, k, m, &mended)) != BASE_OK)
+                bool wider = false;
+                if ((st = ifl__merge_mends(t, s, k, m, &mended, &wider)) != BASE_OK)
                     return st;
-                if (mended || m >= IFL__SEG_MEND_SPAN || k + m + 1 >= t->nseg ||
+                if (mended || !wider || m >= IFL__SEG_MEND_SPAN || k + m + 1 >= t->nseg ||
                     len_m + t->segs[k + m + 1].len > IFL__SEG_MERGE_MAX)
                     break;
                 len_m += t->segs[k + m + 1].len;
@@ -967,6 +1119,19 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
                     last--;
             } while (!ifl__lexpos_settled(&lx) && k + 1 < t->nseg &&
                      t->segs[k].len + t->segs[k + 1].len <= IFL__SEG_MERGE_MAX);
+            /* Parsed afresh, not from k's tree: that tree read the comment
+             * or string as left open, and tree-sitter's incremental reparse
+             * can keep what it recovered there once the text closes it
+             * (fuzz finding 8: a JavaScript template string with invalid
+             * UTF-8, its first line moved to the top, kept an ERROR with the
+             * template unread; plain tree-sitter does the same when the
+             * rest is appended to a tree of the first line with
+             * ts_tree_edit). The text from the opening on reads anew
+             * anyway; what a fresh parse costs more is k's text before it. */
+            if (t->segs[k].tree) {
+                ts_tree_delete(t->segs[k].tree);
+                t->segs[k].tree = NULL;
+            }
             if ((st = ifl__seg_parse(t, s, k)) != BASE_OK)
                 return st;
         }
@@ -1140,7 +1305,10 @@ static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
     size_t lo = BASE_MIN(t->edit_lo, len), hi = BASE_MIN(t->edit_hi, len);
     while (lo > 0 && s[lo - 1] != '\n')
         lo--;
-    bool hash = t->edit_deleted;
+    /* Code put before the #ifndef or after the #endif ends the guard too
+     * (fuzz finding 11: a line moved below the #endif). */
+    bool hash = t->edit_deleted || (t->guard_if != SIZE_MAX &&
+                                    (t->edit_lo < t->guard_if || t->edit_hi > t->guard_end_end));
     for (size_t i = lo; i < len && !hash; i++) {
         char c = s[i];
         hash = c == '#' || c == '/' || c == '*' || c == '"' || c == '\'' || c == '\\';

@@ -73,6 +73,10 @@ static char *gen_c(size_t *len, size_t *cursors, size_t *nc) {
     return base_buf_steal(&b, len);
 }
 
+/* Whether the last time_edit left the tree with syntax errors (counted
+ * after the timed reparse, untimed). */
+static bool last_errorful;
+
 /* Types 'x' at pos of text, reparses t (timed), then undoes it and
  * reparses again; returns the milliseconds of the first reparse, -1 on OOM. */
 static double time_edit(ifl_tree *t, const char *text, size_t len, size_t pos) {
@@ -96,6 +100,7 @@ static double time_edit(ifl_tree *t, const char *text, size_t len, size_t pos) {
     ifl_tree_edit(t, &ev);
     ifl_tree_update(t, nt, len + 1);
     double ms = (double)(cpu_ns() - a) / 1e6;
+    last_errorful = ifl_tree_error_count(t, nt, len + 1) > 0;
     lsp_edit_event undo = {pos, pos + 1, pos, pt, {pt.row, pt.column + 1}, pt};
     ifl_tree_edit(t, &undo);
     ifl_tree_update(t, text, len);
@@ -103,12 +108,33 @@ static double time_edit(ifl_tree *t, const char *text, size_t len, size_t pos) {
     return ms;
 }
 
-/* n edits at random places of text; out[i] is the i-th reparse time. */
-static void reparse_edits(ifl_tree *t, const char *text, size_t len, double *out, size_t n) {
+/* n edits at random places of text; out[i] is the i-th reparse time; when
+ * err is given, err[i] says whether that edit left syntax errors. */
+static void reparse_edits(ifl_tree *t, const char *text, size_t len, double *out, bool *err,
+                          size_t n) {
     base_rng rng;
     base_rng_seed(&rng, 7);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         out[i] = time_edit(t, text, len, (size_t)(base_rng_next(&rng) % len));
+        if (err)
+            err[i] = last_errorful;
+    }
+}
+
+/* The reparse times of the edits that left errors (errorful) or not. */
+static void report_split(const char *name, const double *rep, const bool *err, size_t n) {
+    for (int e = 0; e < 2; e++) {
+        double v[256];
+        size_t k = 0;
+        for (size_t i = 0; i < n && k < BASE_ARRAY_LEN(v); i++)
+            if (err[i] == (e == 1))
+                v[k++] = rep[i];
+        char what[96];
+        snprintf(what, sizeof(what), "%s:   edits leaving %s", name,
+                 e ? "syntax errors" : "no errors");
+        if (k)
+            report(what, v, k);
+    }
 }
 
 /* Reparse times on a real file: 200 one-character edits inside identifiers
@@ -168,6 +194,7 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
            (double)(cpu_ns() - t0) / 1e6);
     enum { N = 200 };
     double loc[N], post[N], both[N], rep[N];
+    bool rep_err[N];
     size_t accepted = 0;
     for (int i = 0; i < N; i++) {
         size_t cur = cursors[(size_t)i * 7 % nc];
@@ -206,11 +233,11 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
      * reparse; on the segmented tree (the default) and on one tree for the
      * whole buffer, the same edits. */
     double rep_whole[N];
-    reparse_edits(t, text, len, rep, N);
+    reparse_edits(t, text, len, rep, rep_err, N);
     ifl_tree *w = ifl_tree_new(lang, NULL);
     ifl_tree_set_segment_bytes(w, 0);
     ifl_tree_update(w, text, len);
-    reparse_edits(w, text, len, rep_whole, N);
+    reparse_edits(w, text, len, rep_whole, NULL, N);
     ifl_tree_free(w);
     char what[96];
     snprintf(what, sizeof(what), "%s: span location", name);
@@ -221,8 +248,12 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
     report(what, both, N);
     snprintf(what, sizeof(what), "%s: location + validation, _text API", name);
     report(what, txt, N);
+    /* (report sorts in place: split first.) */
     snprintf(what, sizeof(what), "%s: reparse after 1-char edit", name);
-    report(what, rep, N);
+    double rep_sorted[N];
+    memcpy(rep_sorted, rep, sizeof(rep));
+    report(what, rep_sorted, N);
+    report_split(name, rep, rep_err, N);
     snprintf(what, sizeof(what), "%s: same, one tree (no segments)", name);
     report(what, rep_whole, N);
     printf("%s: %zu segments\n", name, ifl_tree_segment_count(t));
