@@ -73,6 +73,9 @@ typedef struct ifl_kv_anchor {
      * when it was warm (margins and the edit), -1 when it was cold: what
      * the planner expects the next warm step to cost while the user types. */
     int window_extra;
+    /* Prefix + suffix tokens of the kept canvas: its own shares decide
+     * whether the cursor left it (a larger budget alone does not). */
+    int ctx_tokens;
 } ifl_kv_anchor;
 bool ifl_kv_anchor_get(const ifl_kvstore *s, const char *key, ifl_kv_anchor *a);
 /* Keeps canvas with the K/V ctx holds after a run planned as pl (rows of

@@ -472,6 +472,7 @@ static void ifl__anchor_of(const ifl_text_req *r, const ifl_text_res *out, ifl_k
     memset(an, 0, sizeof *an);
     an->prefix_cut = out->prefix_cut;
     an->suffix_cut = out->suffix_cut;
+    an->ctx_tokens = out->n_prefix_tokens + out->n_suffix_tokens;
     if (r->prefix_ids || r->suffix_ids)
         return;
     size_t hp = r->prefix_len - BASE_MIN(out->prefix_cut, r->prefix_len);
@@ -510,7 +511,11 @@ static bool ifl__anchored_cut(ifl_model *m, const ifl_text_req *r, int budget, i
         free(s);
         return false;
     }
-    const int kp = budget - budget / 4, ks = budget / 4;
+    /* A jump: the prefix or suffix fell below half of its share of the
+     * kept canvas (not of this budget: a request allowed more context than
+     * the canvas holds keeps it, and the next prefill grows it). */
+    const int b0 = an.ctx_tokens > 0 ? BASE_MIN(an.ctx_tokens, budget) : budget;
+    const int kp = b0 - b0 / 4, ks = b0 / 4;
     if (np + ns > budget || (a > 0 && np < kp / 2) || (c > 0 && ns < ks / 2)) {
         free(p);
         free(s);

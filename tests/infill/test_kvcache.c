@@ -507,6 +507,17 @@ static void test_anchor(void) {
         }
         snap(&b, &o);
     }
+    /* A later request allowed a larger context keeps the kept canvas's cut:
+     * its own shares, not the new budget's, say whether the cursor left it */
+    snprintf(pre, sizeof pre, "%.*s", (int)line[60], doc);
+    run_out o1, o2;
+    run("long", pre, doc + line[60], ENG_CACHE_CACHED, &o1);
+    CHECK(o1.prefix_cut > 0);
+    CTX_BUDGET = 640;
+    run("long", pre, doc + line[60], ENG_CACHE_CACHED, &o2);
+    CHECK_STR(o2.why, "warm");
+    CHECK_EQ_U(o2.prefix_cut, o1.prefix_cut);
+    CHECK_EQ_U(o2.suffix_cut, o1.suffix_cut);
     CTX_BUDGET = 0;
 }
 
