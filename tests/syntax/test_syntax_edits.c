@@ -40,6 +40,23 @@ static void run_seeds(const syntax_edits_seed *seeds, size_t n, int rounds, uint
     }
 }
 
+/* Replays an edit script on text with segments of seg bytes (0: one tree,
+ * 1: every sound cut): the edited tree must never differ from a fresh parse. */
+static void replay(const char *lang, const char *text, size_t len, const uint8_t *script, size_t n,
+                   size_t seg) {
+    size_t mismatches = 0;
+    syntax_edits_segment_bytes = seg;
+    CHECK_EQ_I(syntax_script_run(lang, text, len, script, n, &mismatches), BASE_OK);
+    CHECK_EQ_U(mismatches, 0);
+}
+
+/* The same at one tree, every sound cut and the default segment size. */
+static void replay_sizes(const char *lang, const char *text, const uint8_t *script, size_t n) {
+    static const size_t sizes[] = {0, 1, 4096};
+    for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++)
+        replay(lang, text, strlen(text), script, n, sizes[k]);
+}
+
 /* fuzz_syntax_edits' first finding: a `;` typed before the `#endif` of a
  * conditional inside a C include guard makes that line no directive, so the
  * guard no longer closes; the edited tree kept parsing the guard as blanks
@@ -126,14 +143,9 @@ static void jsx_text_over_lines(void) {
 static void template_after_undo(void) {
     static const uint8_t script[] = {0x00, 0x65, 0xff, 0x72, 0x65, 0x74, 0x75,
                                      0x68, 0x65, 0x72, 0x65, 0x64, 0x6f, 0x63};
-    size_t mismatches = 0;
-    syntax_edits_segment_bytes = 1;
     const syntax_edits_seed *sd = &syntax_edits_multi[1];
     CHECK(strcmp(sd->lang, "cpp") == 0);
-    CHECK_EQ_I(
-        syntax_script_run(sd->lang, sd->text, strlen(sd->text), script, sizeof script, &mismatches),
-        BASE_OK);
-    CHECK_EQ_U(mismatches, 0);
+    replay(sd->lang, sd->text, strlen(sd->text), script, sizeof script, 1);
 }
 
 /* fuzz_syntax_edits' fourth finding (7 in docs/perf/fuzz.md), its two edit
@@ -160,20 +172,8 @@ static void java_reparse_after_undo(void) {
     CHECK(sd != NULL);
     if (!sd)
         return;
-    static const size_t sizes[] = {0, 1, 4096};
-    for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
-        syntax_edits_segment_bytes = sizes[k];
-        size_t mismatches = 0;
-        CHECK_EQ_I(syntax_script_run(sd->lang, sd->text, strlen(sd->text), crlf_wide_undo,
-                                     sizeof crlf_wide_undo, &mismatches),
-                   BASE_OK);
-        CHECK_EQ_U(mismatches, 0);
-        mismatches = 0;
-        CHECK_EQ_I(syntax_script_run(sd->lang, sd->text, strlen(sd->text), line_moved,
-                                     sizeof line_moved, &mismatches),
-                   BASE_OK);
-        CHECK_EQ_U(mismatches, 0);
-    }
+    replay_sizes(sd->lang, sd->text, crlf_wide_undo, sizeof crlf_wide_undo);
+    replay_sizes(sd->lang, sd->text, line_moved, sizeof line_moved);
 }
 
 /* fuzz_syntax_edits' finding 8, its edit script replayed on the JavaScript
@@ -194,15 +194,7 @@ static void js_template_merged(void) {
     CHECK(sd != NULL);
     if (!sd)
         return;
-    static const size_t sizes[] = {0, 1, 4096};
-    for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
-        syntax_edits_segment_bytes = sizes[k];
-        size_t mismatches = 0;
-        CHECK_EQ_I(syntax_script_run(sd->lang, sd->text, strlen(sd->text), script, sizeof script,
-                                     &mismatches),
-                   BASE_OK);
-        CHECK_EQ_U(mismatches, 0);
-    }
+    replay_sizes(sd->lang, sd->text, script, sizeof script);
 }
 
 /* fuzz_syntax_edits' finding 9: in the C header of several constructs,
@@ -247,12 +239,7 @@ static void comment_inside_cut_construct(void) {
     free(text);
     static const uint8_t script[] = {0x0b, 0xdf, 0x0b, 0x0b, 0xdf, 0x0b, 0x21, 0x62,
                                      0x34, 0x15, 0x04, 0x00, 0x00, 0x00, 0x0a};
-    size_t mismatches = 0;
-    syntax_edits_segment_bytes = 1;
-    CHECK_EQ_I(
-        syntax_script_run(sd->lang, sd->text, strlen(sd->text), script, sizeof script, &mismatches),
-        BASE_OK);
-    CHECK_EQ_U(mismatches, 0);
+    replay(sd->lang, sd->text, strlen(sd->text), script, sizeof script, 1);
 }
 
 /* fuzz_syntax_edits' finding 10: tree-sitter-c reads a '/' and the line
@@ -385,10 +372,7 @@ static void endif_inside_function(void) {
         0x05, 0x7c, 0x23, 0x57, 0x80, 0x04, 0x14, 0x5a, 0x2a, 0x2a, 0x53, 0x09, 0xe4, 0x00,
         0x99, 0x1c, 0xf0, 0x6a, 0x17, 0x2b, 0x05, 0xc4, 0xdb, 0xda, 0x65, 0x0a, 0x8e, 0x14,
         0xde, 0x53, 0x39, 0x03, 0x7a, 0x52, 0xde, 0x4d, 0x53, 0x08, 0x97, 0x97, 0x9c};
-    size_t mismatches = 0;
-    syntax_edits_segment_bytes = 1;
-    CHECK_EQ_I(syntax_script_run("c", text, len, script, sizeof script, &mismatches), BASE_OK);
-    CHECK_EQ_U(mismatches, 0);
+    replay("c", text, len, script, sizeof script, 1);
 }
 
 /* fuzz_syntax_edits' finding 13, its edit script replayed on the C header
@@ -410,12 +394,7 @@ static void guard_after_brace_retyped(void) {
         0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e,
         0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x00};
     const syntax_edits_seed *sd = &syntax_edits_multi[0];
-    size_t mismatches = 0;
-    syntax_edits_segment_bytes = 1;
-    CHECK_EQ_I(
-        syntax_script_run(sd->lang, sd->text, strlen(sd->text), script, sizeof script, &mismatches),
-        BASE_OK);
-    CHECK_EQ_U(mismatches, 0);
+    replay(sd->lang, sd->text, strlen(sd->text), script, sizeof script, 1);
 }
 
 /* fuzz_syntax_edits' finding 14, its edit script replayed on the C header
@@ -438,12 +417,7 @@ static void comment_in_macro_continuation(void) {
         0x8b, 0x00, 0x00, 0x49, 0x9d, 0x00, 0x90, 0x92, 0x8b, 0x00, 0x00, 0x65, 0x64, 0x6f, 0x63,
         0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x6d, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c};
     const syntax_edits_seed *sd = &syntax_edits_multi[0];
-    size_t mismatches = 0;
-    syntax_edits_segment_bytes = 1;
-    CHECK_EQ_I(
-        syntax_script_run(sd->lang, sd->text, strlen(sd->text), script, sizeof script, &mismatches),
-        BASE_OK);
-    CHECK_EQ_U(mismatches, 0);
+    replay(sd->lang, sd->text, strlen(sd->text), script, sizeof script, 1);
 }
 
 int main(int argc, char **argv) {
