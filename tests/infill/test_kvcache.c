@@ -91,23 +91,30 @@ typedef struct run_out {
 
 static int CTX_BUDGET; /* 0: the whole context fits */
 
+/* The tests' request: an 8-token hole between pre and suf, 4 steps, on
+ * document key (NULL: no store), context budget CTX_BUDGET. */
+static void text_req(ifl_text_req *r, const char *key, const char *pre, const char *suf,
+                     eng_cache_mode mode) {
+    memset(r, 0, sizeof *r);
+    r->prefix = pre;
+    r->prefix_len = strlen(pre);
+    r->suffix = suf;
+    r->suffix_len = strlen(suf);
+    eng_diff_params_default(&r->params);
+    r->params.n_hole = 8;
+    r->params.steps = 4;
+    r->params.mode = mode;
+    r->kv_key = key;
+    r->ctx_budget = CTX_BUDGET;
+}
+
 /* One request on document key (NULL: no store) with the hole between pre
  * and suf; fills o with the store's figures and the canvas it ran. */
 static void run(const char *key, const char *pre, const char *suf, eng_cache_mode mode,
                 run_out *o) {
     memset(o, 0, sizeof *o);
     ifl_text_req r;
-    memset(&r, 0, sizeof r);
-    r.prefix = pre;
-    r.prefix_len = strlen(pre);
-    r.suffix = suf;
-    r.suffix_len = strlen(suf);
-    eng_diff_params_default(&r.params);
-    r.params.n_hole = 8;
-    r.params.steps = 4;
-    r.params.mode = mode;
-    r.kv_key = key;
-    r.ctx_budget = CTX_BUDGET;
+    text_req(&r, key, pre, suf, mode);
     ifl_text_res res;
     base_status st = ifl_infill_text(M, &r, NULL, &res);
     CHECK_EQ_I(st, BASE_OK);
@@ -400,17 +407,8 @@ static base_status run_deadline(const char *key, const char *pre, const char *su
     c.scale = 1.0;
     ifl_model_set_cost(M, &c);
     ifl_text_req r;
-    memset(&r, 0, sizeof r);
-    r.prefix = pre;
-    r.prefix_len = strlen(pre);
-    r.suffix = suf;
-    r.suffix_len = strlen(suf);
-    eng_diff_params_default(&r.params);
-    r.params.n_hole = 8;
-    r.params.steps = 4;
-    r.params.mode = ENG_CACHE_CACHED;
+    text_req(&r, key, pre, suf, ENG_CACHE_CACHED);
     r.params.deadline_ns = base_now_ns() + 2000000000ull;
-    r.kv_key = key;
     base_status st = ifl_infill_text(M, &r, NULL, res);
     ifl_model_set_cost(M, &saved);
     return st;
@@ -544,16 +542,7 @@ static void test_prefill_cut(void) {
     ifl_kv_anchor a0, a1;
     CHECK(ifl_kv_anchor_get(ifl_model_kv(M), "pc", &a0));
     ifl_text_req r;
-    memset(&r, 0, sizeof r);
-    r.prefix = pre;
-    r.prefix_len = strlen(pre);
-    r.suffix = doc + at;
-    r.suffix_len = strlen(doc + at);
-    eng_diff_params_default(&r.params);
-    r.params.n_hole = 8;
-    r.params.steps = 4;
-    r.params.mode = ENG_CACHE_CACHED;
-    r.kv_key = "pc";
+    text_req(&r, "pc", pre, doc + at, ENG_CACHE_CACHED);
     r.ctx_budget = 320;
     r.prefill = true;
     ifl_model_prefill_clear(M);

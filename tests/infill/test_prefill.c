@@ -582,6 +582,17 @@ static void rs_hook(void *ud, int layer) {
         base_flag_set(&RS_FLAG, 3);
 }
 
+/* Runs prefill rp from scratch until rs_hook stops its pass before layer at. */
+static void prefill_stopped_at(ifl_model *m, const ifl_doc_req *rp, int at) {
+    ifl_doc_res res;
+    ifl_model_prefill_clear(m);
+    RS_AT = at;
+    RS_FIRST = -1;
+    base_flag_set(&RS_FLAG, 0);
+    CHECK_EQ_I(ifl_complete_doc(m, rp, &RS_FLAG, &res), BASE_ERR_CANCELLED);
+    ifl_doc_res_free(&res);
+}
+
 static void test_resume(ifl_model *m) {
     eng_ctx *ctx = ifl_model_ctx(m);
     const size_t c1 = cursor_at(TEXT, "def mean(xs):\n    ", 18);
@@ -601,13 +612,7 @@ static void test_resume(ifl_model *m) {
         CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &ref), BASE_OK);
         eng_ctx_set_layer_hook(ctx, rs_hook, NULL);
         for (int between = 0; between < 2; between++) {
-            /* stopped before layer 1 */
-            ifl_model_prefill_clear(m);
-            RS_AT = 1;
-            RS_FIRST = -1;
-            base_flag_set(&RS_FLAG, 0);
-            CHECK_EQ_I(ifl_complete_doc(m, &rp, &RS_FLAG, &res), BASE_ERR_CANCELLED);
-            ifl_doc_res_free(&res);
+            prefill_stopped_at(m, &rp, 1);
             CHECK(!ifl_model_prefilled(m));
             CHECK_EQ_I(ifl_model_prefill_resumable(m), 1);
             if (between) {
@@ -658,12 +663,7 @@ static void test_observe(ifl_model *m) {
     eng_ctx_set_layer_hook(ctx, rs_hook, NULL);
     /* stopped before layer 1, then resumed: no observation */
     ifl_model_set_cost(m, &c);
-    ifl_model_prefill_clear(m);
-    RS_AT = 1;
-    RS_FIRST = -1;
-    base_flag_set(&RS_FLAG, 0);
-    CHECK_EQ_I(ifl_complete_doc(m, &rp, &RS_FLAG, &res), BASE_ERR_CANCELLED);
-    ifl_doc_res_free(&res);
+    prefill_stopped_at(m, &rp, 1);
     CHECK_EQ_I(ifl_model_prefill_resumable(m), 1);
     CHECK_EQ_I(ifl_model_cost(m)->n_obs, 0);
     RS_AT = -1;
