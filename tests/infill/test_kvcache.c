@@ -452,6 +452,14 @@ static void test_refuse_cold(void) {
     ifl_kv_clear(ifl_model_kv(M));
 }
 
+/* A 120-line document, larger than the tests' 160-token context. */
+static size_t long_doc(char *doc, size_t cap) {
+    size_t n = 0;
+    for (int i = 0; i < 120; i++)
+        n += (size_t)snprintf(doc + n, cap - n, "    total += values[%d] * %d;\n", i, i % 7);
+    return n;
+}
+
 /* A document larger than the context: the cut is kept while typing and
  * moving a line up or down (every row outside the window reused), and a
  * jump to the far start cuts afresh. */
@@ -459,9 +467,7 @@ static void test_anchor(void) {
     set_opts(4, 1000, 2.0, (size_t)64 << 20, (size_t)256 << 20);
     ifl_kv_clear(ifl_model_kv(M));
     static char doc[16384];
-    size_t n = 0;
-    for (int i = 0; i < 120; i++)
-        n += (size_t)snprintf(doc + n, sizeof doc - n, "    total += values[%d] * %d;\n", i, i % 7);
+    size_t n = long_doc(doc, sizeof doc);
     CTX_BUDGET = 160;
     /* the cursor at the start of line 60, then typing, then a line down
      * and two up */
@@ -526,9 +532,7 @@ static void test_prefill_cut(void) {
     set_opts(4, 1000, 2.0, (size_t)64 << 20, (size_t)256 << 20);
     ifl_kv_clear(ifl_model_kv(M));
     static char doc[16384];
-    size_t n = 0;
-    for (int i = 0; i < 120; i++)
-        n += (size_t)snprintf(doc + n, sizeof doc - n, "    total += values[%d] * %d;\n", i, i % 7);
+    size_t n = long_doc(doc, sizeof doc);
     size_t at = 0;
     for (int i = 0, k = 0; i < (int)n && k < 60; i++)
         if (doc[i] == '\n' && ++k == 60)

@@ -40,6 +40,17 @@ static void run_seeds(const syntax_edits_seed *seeds, size_t n, int rounds, uint
     }
 }
 
+/* The segmented tree t reads text as one fresh tree (whole) does, and
+ * that text is error-free. */
+static void same_tree(ifl_tree *t, ifl_tree *whole, const char *text, size_t len) {
+    char *a = ifl_tree_sexp(t, text, len), *b = ifl_tree_sexp(whole, text, len);
+    CHECK(a && b);
+    CHECK_EQ_U(ifl_tree_error_count(whole, text, len), 0);
+    CHECK(a && b && strcmp(a, b) == 0);
+    free(a);
+    free(b);
+}
+
 /* Replays an edit script on text with segments of seg bytes (0: one tree,
  * 1: every sound cut): the edited tree must never differ from a fresh parse. */
 static void replay(const char *lang, const char *text, size_t len, const uint8_t *script, size_t n,
@@ -124,12 +135,7 @@ static void jsx_text_over_lines(void) {
     ifl_tree_set_segment_bytes(t, 1);
     ifl_tree_set_segment_bytes(whole, 0);
     size_t len = strlen(text);
-    char *a = ifl_tree_sexp(t, text, len), *b = ifl_tree_sexp(whole, text, len);
-    CHECK(a && b);
-    CHECK_EQ_U(ifl_tree_error_count(whole, text, len), 0);
-    CHECK(a && b && strcmp(a, b) == 0);
-    free(a);
-    free(b);
+    same_tree(t, whole, text, len);
     ifl_tree_free(t);
     ifl_tree_free(whole);
 }
@@ -227,12 +233,7 @@ static void comment_inside_cut_construct(void) {
     if (t && whole) {
         ifl_tree_set_segment_bytes(t, 1);
         ifl_tree_set_segment_bytes(whole, 0);
-        char *a = ifl_tree_sexp(t, text, len), *b = ifl_tree_sexp(whole, text, len);
-        CHECK(a && b);
-        CHECK_EQ_U(ifl_tree_error_count(whole, text, len), 0);
-        CHECK(a && b && strcmp(a, b) == 0);
-        free(a);
-        free(b);
+        same_tree(t, whole, text, len);
     }
     ifl_tree_free(t);
     ifl_tree_free(whole);
