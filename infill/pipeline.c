@@ -483,6 +483,19 @@ static void ifl__anchor_of(const ifl_text_req *r, const ifl_text_res *out, ifl_k
     memcpy(an->tail, r->suffix + ts - (size_t)an->n_tail, (size_t)an->n_tail);
 }
 
+/* Keeps the canvas the ctx holds as key's context, with its anchor; pl is
+ * the store's plan of the run (NULL: computed whole, e.g. a prefill's pass),
+ * whose warm window predicts the next warm step's rows. */
+static void ifl__kv_keep(ifl_model *m, const ifl_text_req *r, const ifl_text_res *out, int len,
+                         int hs, int n_hole, const ifl_kv_plan *pl) {
+    ifl_kv_anchor an;
+    ifl__anchor_of(r, out, &an);
+    an.window_extra = pl && pl->warm ? BASE_MAX(0, pl->reencoded - n_hole) : -1;
+    base_status ks = ifl_kv_save(m->kv, r->kv_key, m->kv_canvas, len, hs, n_hole, pl, m->ctx, &an);
+    if (ks != BASE_OK)
+        BASE_LOGW("ifl", "context K/V not kept (%s)", base_status_str(ks));
+}
+
 /* Keeps the document's last cut (bytes dropped from the prefix's start and
  * the suffix's end) when the text at both cuts is unchanged and the context
  * still fits: typing and small cursor moves then only add or drop rows
@@ -958,16 +971,7 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
          * rebuilds the document's context meanwhile. */
         ifl_kv_forget(m->kv, r->kv_key);
         out->kv_refused = true;
-        out->tokens = malloc(sizeof(int32_t));
-        if (!out->tokens)
-            st = BASE_ERR_NOMEM;
-        out->t.diffuse_ms = base_ms_since(t1);
-        eng_ctx_set_cancel(m->ctx, NULL);
-        if (r->partial) {
-            free(pc.run);
-            base_buf_deinit(&pc.buf);
-        }
-        goto done;
+        goto ran;
     }
     st = eng_diffuse(m->diff, &stp, &prompt, &p, &dr);
     if (kv_on && r->prefill && pfs.kept) {
@@ -975,30 +979,19 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
          * kept context, so that the next request is warm from it even when
          * the user typed in between (the slot then no longer matches). */
         kv_len = eng_diff_layout(&m->info, &prompt, p.n_hole, m->kv_canvas, m->max_len, &kv_hs);
-        ifl_kv_anchor an;
-        ifl__anchor_of(r, out, &an);
-        an.window_extra = -1;
-        base_status ks = kv_len > 0 ? ifl_kv_save(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs,
-                                                  p.n_hole, NULL, m->ctx, &an)
-                                    : BASE_OK;
-        if (ks != BASE_OK)
-            BASE_LOGW("ifl", "prefilled context K/V not kept (%s)", base_status_str(ks));
+        if (kv_len > 0)
+            ifl__kv_keep(m, r, out, kv_len, kv_hs, p.n_hole, NULL);
     }
     if (kv_use) {
         /* Only a run that stepped leaves this canvas's K/V in the cache (a
          * hole filled by hole_init runs no step). */
         if (st == BASE_OK && dr.n_forward_full + dr.n_forward_window > 0) {
-            ifl_kv_anchor an;
-            ifl__anchor_of(r, out, &an);
-            an.window_extra = kvp.warm ? BASE_MAX(0, kvp.reencoded - p.n_hole) : -1;
-            base_status ks = ifl_kv_save(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs, p.n_hole,
-                                         &kvp, m->ctx, &an);
-            if (ks != BASE_OK)
-                BASE_LOGW("ifl", "context K/V not kept (%s)", base_status_str(ks));
+            ifl__kv_keep(m, r, out, kv_len, kv_hs, p.n_hole, &kvp);
         } else {
             ifl_kv_forget(m->kv, r->kv_key); /* the cache holds a partial pass */
         }
     }
+ran:
     out->t.diffuse_ms = base_ms_since(t1);
     eng_ctx_set_cancel(m->ctx, NULL);
     if (r->partial) {
@@ -1007,6 +1000,11 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
     }
     if (st != BASE_OK)
         goto done;
+    if (out->kv_refused) { /* nothing ran: no candidate */
+        out->tokens = malloc(sizeof(int32_t));
+        st = out->tokens ? BASE_OK : BASE_ERR_NOMEM;
+        goto done;
+    }
     out->t.step_ms = dr.ms_step;
     out->predicted_step_ms = dr.ms_predicted;
     out->prefill_hit = pfs.hit;
