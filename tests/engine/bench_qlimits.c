@@ -9,7 +9,11 @@
  *     (Q8_0 278 KiB, Q4_K 144 KiB: L2-resident, so arithmetic-bound), on N
  *     threads, each on its own copy, best of 5.
  * (3) the register-only peak of the AVX2 kernels' instruction mixes (below),
- *     what (2) would reach with no loads, unpacking or scales.
+ *     what (2) would reach with no loads, unpacking or scales;
+ * (4) the f32 multiply-add rate of each path's gemm kernel (the BF16/F16/F32
+ *     weights' few-row path) on a converted tile as a hole step sees it: 34 X
+ *     rows times 72 weight rows of K = 896 (252 KiB) and 24 of K = 4864 (the
+ *     MLP down projection, 456 KiB): L2-resident, so arithmetic-bound.
  * A hole step's limits are then weight bytes / (1) and multiply-adds / (2);
  * docs/PERFORMANCE.md puts them next to the measured step (bench_engine). */
 #define _GNU_SOURCE
@@ -111,6 +115,27 @@ static void *pk_run(void *v) {
 }
 #endif
 
+typedef struct fg_arg {
+    const eng__kernels *k;
+    const float *W, *X;
+    float *Y;
+    int N, K, reps;
+    double cpu;
+} fg_arg;
+
+enum { FM = 34 };
+
+static void *fg_run(void *v) {
+    fg_arg *a = v;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    for (int r = 0; r < a->reps; r++)
+        a->k->gemm(a->X, a->K, a->W, a->K, a->Y, a->N, FM, a->N, a->K, false);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    a->cpu = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    return NULL;
+}
+
 static void *qg_run(void *v) {
     qg_arg *a = v;
     const size_t rb = (size_t)eng__dtype_bytes(a->t, QK);
@@ -184,6 +209,49 @@ int main(int argc, char **argv) {
     }
 #endif
     const char *paths[] = {"portable", "avx2", "avx512"};
+    const int fshape[2][2] = {{72, 896}, {24, 4864}};
+    for (size_t p = 1; p < 3; p++) {
+        const eng__kernels *k = eng__kernels_named(paths[p]);
+        if (!k)
+            continue;
+        for (int s = 0; s < 2; s++) {
+            const int N = fshape[s][0], K = fshape[s][1];
+            fg_arg fa[64];
+            for (int t = 0; t < nt; t++) {
+                float *W = malloc(sizeof(float) * (size_t)N * K),
+                      *X = malloc(sizeof(float) * (size_t)FM * K);
+                for (size_t i = 0; i < (size_t)N * K; i++)
+                    W[i] = (float)((int)(i * 2654435761u >> 20) % 201 - 100) / 100.0f;
+                for (size_t i = 0; i < (size_t)FM * K; i++)
+                    X[i] = (float)((int)(i * 40503u >> 5) % 201 - 100) / 100.0f;
+                fa[t] = (fg_arg){k, W, X, malloc(sizeof(float) * FM * N), N, K, 400, 0};
+            }
+            double bw = 1e30, bc = 1e30;
+            for (int r = 0; r < 6; r++) {
+                double t0 = now_s();
+                for (int t = 0; t < nt; t++)
+                    pthread_create(&th[t], NULL, fg_run, &fa[t]);
+                for (int t = 0; t < nt; t++)
+                    pthread_join(th[t], NULL);
+                double dt = now_s() - t0, ct = 0;
+                for (int t = 0; t < nt; t++)
+                    ct = ct > fa[t].cpu ? ct : fa[t].cpu;
+                if (r > 0 && dt < bw)
+                    bw = dt;
+                if (r > 0 && ct < bc)
+                    bc = ct;
+            }
+            const double macs = (double)FM * N * K * fa[0].reps * nt;
+            printf("f32 multiply-adds, %-8s %2d x %d x %4d: %.1f G/s wall, %.1f G/s per CPU "
+                   "time (%d threads)\n",
+                   k->name, FM, N, K, macs / bw / 1e9, macs / bc / 1e9, nt);
+            for (int t = 0; t < nt; t++) {
+                free((void *)fa[t].W);
+                free((void *)fa[t].X);
+                free(fa[t].Y);
+            }
+        }
+    }
     const eng_dtype types[] = {ENG_Q8_0, ENG_Q4_0, ENG_Q4_K, ENG_Q5_K, ENG_Q6_K};
     for (size_t p = 0; p < 3; p++) {
         const eng__kernels *k = eng__kernels_named(paths[p]);
