@@ -530,10 +530,12 @@ static int eng__mm_plan(eng_bctx *c, eng__mm_job *j, const float *X, int ldx, in
                         const eng_tensor *W, const float *bias, float *Y, int ldy, bool acc) {
     const int nt = c->be->nt, N = (int)W->rows;
     /* Weight rows per task: a multiple of 12 (the kernels' 3- and 4-row tiles)
-     * whose f32 tile stays within ~256 KiB, so that it is reused from L2 by
-     * every block of X rows. */
+     * whose f32 tile stays within ~128 KiB, so that it and the X rows of a hole
+     * step (34 x 896 floats, 122 KiB) are reused from L2 by every block of X
+     * rows. A 256 KiB tile left too little of a 512 KiB L2 for both: paired
+     * hole steps on Zen 3 were 3-5 % slower (docs/PERFORMANCE.md). */
     const int K = (int)W->cols;
-    int nb = (65536 / K) / 12 * 12;
+    int nb = (32768 / K) / 12 * 12;
     nb = nb < 24 ? 24 : nb > 120 ? 120 : nb;
     /* sgemm re-packs X on every call: give it up to ENG__WT_FLOATS of weights
      * per call so that the packing is amortised over many weight rows. */
