@@ -520,6 +520,9 @@ bool ifl_worker_prefill_stopping(ifl_worker *w);
 void ifl_worker_set_phase_hook(ifl_worker *w, ifl_phase_fn fn, void *ud);
 /* Tests: eng_ctx_set_layer_hook on the ctx of every model it loads. */
 void ifl_worker_set_layer_hook(ifl_worker *w, void (*fn)(void *ud, int layer), void *ud);
+/* Tests: ifl_model_set_cost on the loaded model; call only while the worker
+ * is idle (no job, prefill or re-measurement running). */
+void ifl_worker_set_cost(ifl_worker *w, const ifl_cost *c);
 
 /* The model's prefill slot: does a kept first step apply, and its stated
  * per-layer bound. Cleared by anything else that uses the model's ctx. */

@@ -804,6 +804,13 @@ void ifl_worker_set_layer_hook(ifl_worker *w, void (*fn)(void *ud, int layer), v
     pthread_mutex_unlock(&w->mu);
 }
 
+void ifl_worker_set_cost(ifl_worker *w, const ifl_cost *c) {
+    pthread_mutex_lock(&w->mu);
+    if (w->model)
+        ifl_model_set_cost(w->model, c);
+    pthread_mutex_unlock(&w->mu);
+}
+
 void ifl_worker_set_phase_hook(ifl_worker *w, ifl_phase_fn fn, void *ud) {
     pthread_mutex_lock(&w->mu);
     w->phase_fn = fn;

@@ -14,7 +14,12 @@
  *     SLACK_MS (the stated bound; without preemption it would wait the rest
  *     of the forward, > 700 ms); a job for the same text and cursor joins
  *     the prefill and gets its step; an edit (prefill_cancel) or a newer
- *     prefill aborts the running one, and the next one completes. */
+ *     prefill aborts the running one, and the next one completes;
+ *   - the worker's idle re-measurement of a cost model that refuses every
+ *     request: a request arriving during it stops it the first time (the
+ *     model stays, the request is refused) and waits it out the next (the
+ *     request runs under the measured model), so a user who never pauses
+ *     still gets a usable model. */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "flag.h"
@@ -821,6 +826,142 @@ static void test_resume_worker(const char *dir, const ifl_model_opts *mo, ifl_mo
         ifl_job_free(j);
 }
 
+/* The worker's idle re-measurement of a cost model that refuses every
+ * request: a request arriving during it stops it at the next layer, every
+ * other time. Measured with the ctx's layer hook: the hook, armed before the
+ * refusal that makes the model starved, submits a request at the first layer
+ * it sees after it (the re-measurement's first forward) and counts the
+ * layers that follow until that request is answered. */
+static pthread_mutex_t RM_MU = PTHREAD_MUTEX_INITIALIZER;
+static bool RM_ARMED, RM_SUBMITTED;
+static int RM_LAYERS; /* layers seen after the submit */
+static ifl_doc_req RM_REQ;
+
+static void rm_hook(void *ud, int layer) {
+    (void)layer;
+    ifl_worker *w = ud;
+    pthread_mutex_lock(&RM_MU);
+    bool fire = RM_ARMED && !RM_SUBMITTED;
+    if (RM_SUBMITTED)
+        RM_LAYERS++;
+    if (fire)
+        RM_SUBMITTED = true;
+    pthread_mutex_unlock(&RM_MU);
+    /* no CHECK here: its counters belong to the main thread */
+    if (fire)
+        ifl_worker_submit(w, 2, NULL, &RM_REQ);
+}
+
+/* A request the refusing model answered null. */
+static void rm_check_refused(ifl_job *j) {
+    CHECK(j && j->status == BASE_OK && j->res.n_items == 0);
+    CHECK(j && j->res.plan.planned && !j->res.plan.run);
+    if (j)
+        CHECK_STR(j->res.plan.why ? j->res.plan.why : "", "no step fits");
+}
+
+/* `before` refusals, then one with the hook armed that makes the model
+ * starved; returns the request (group 2) the hook submitted during the
+ * re-measurement, once answered. Both answers of the last round are awaited
+ * together: the hook's request may be answered before the refusal's
+ * callback has returned. */
+static ifl_job *rm_round(ifl_worker *w, const ifl_doc_req *r, int before) {
+    pthread_mutex_lock(&RM_MU);
+    RM_ARMED = false;
+    RM_SUBMITTED = false;
+    RM_LAYERS = 0;
+    pthread_mutex_unlock(&RM_MU);
+    for (int i = 0; i < before; i++) {
+        WANT = WS.n_done + 1;
+        CHECK(ifl_worker_submit(w, 1, NULL, r) != 0);
+        CHECK(wait_for(p_done, 30000));
+        ifl_job *j = take_job();
+        rm_check_refused(j);
+        ifl_job_free(j);
+    }
+    pthread_mutex_lock(&RM_MU);
+    RM_ARMED = true;
+    pthread_mutex_unlock(&RM_MU);
+    /* the model is starved after this one: the worker measures it when idle */
+    WANT = WS.n_done + 2;
+    CHECK(ifl_worker_submit(w, 1, NULL, r) != 0);
+    CHECK(wait_for(p_done, 60000));
+    pthread_mutex_lock(&RM_MU);
+    CHECK(RM_SUBMITTED);
+    RM_ARMED = false;
+    pthread_mutex_unlock(&RM_MU);
+    ifl_job *a = take_job(), *b = take_job(), *hooked = NULL;
+    if (a && a->group == 2) {
+        hooked = a;
+        a = b;
+    } else if (b && b->group == 2) {
+        hooked = b;
+    }
+    rm_check_refused(a);
+    ifl_job_free(a);
+    CHECK(hooked != NULL);
+    return hooked;
+}
+
+static void test_remeasure_worker(const char *dir, const ifl_model_opts *mo) {
+    ifl_worker *w = ws_worker_new(mo);
+    if (!w)
+        return;
+    ifl_worker_set_layer_hook(w, rm_hook, w);
+    ifl_worker_load(w, dir);
+    CHECK(wait_for(p_ready, 60000));
+    ifl_cost huge;
+    memset(&huge, 0, sizeof huge);
+    huge.call_ms = 1e7; /* refuses even the hook's 600 s budget */
+    huge.scale = 1.0;
+    ifl_worker_set_cost(w, &huge);
+    ifl_doc_req r;
+    req_init(&r, TEXT, cursor_at(TEXT, "def mean(xs):\n    ", 18));
+    r.n_hole = 8;
+    r.time_budget_ms = 2000;
+    RM_REQ = r;
+    RM_REQ.time_budget_ms = 600000; /* the second one waits out a whole measurement */
+
+    /* First time: the request stops the re-measurement; the model stays the
+     * refusing one, so the request is refused too. */
+    ifl_job *j = rm_round(w, &r, IFL_COST_REPROBE - 1);
+    CHECK(j && j->status == BASE_OK);
+    if (j) {
+        CHECK(j->res.plan.planned && !j->res.plan.run);
+        CHECK(j->res.plan.cost.call_ms == huge.call_ms && !j->res.plan.cost.measured);
+        CHECK_STR(j->res.plan.why ? j->res.plan.why : "", "no step fits");
+        CHECK(j->wait_ms < 5000.0);
+    }
+    pthread_mutex_lock(&RM_MU);
+    const int stopped_layers = RM_LAYERS;
+    pthread_mutex_unlock(&RM_MU);
+    /* at most the layer it was in when the flag was set, and the next one */
+    CHECK(stopped_layers <= 2);
+    ifl_job_free(j);
+
+    /* Second time: the re-measurement is not stopped; the request waits for
+     * it and runs under the measured model. */
+    j = rm_round(w, &r, IFL_COST_REPROBE - 2); /* the first round's request was refusal 1 */
+    CHECK(j && j->status == BASE_OK);
+    if (j) {
+        CHECK(j->res.plan.planned && j->res.plan.run);
+        CHECK(j->res.plan.cost.measured && j->res.plan.cost.call_ms < huge.call_ms);
+        CHECK(j->res.runs >= 1);
+    }
+    pthread_mutex_lock(&RM_MU);
+    const int measured_layers = RM_LAYERS;
+    pthread_mutex_unlock(&RM_MU);
+    /* the rest of several measurement forwards (and the request's own steps) */
+    CHECK(measured_layers > 8);
+    printf("re-measurement: stopped after %d layer(s) the first time, ran on %d more the second "
+           "(the request waited %.0f ms)\n",
+           stopped_layers, measured_layers, j ? j->wait_ms : -1.0);
+    ifl_job_free(j);
+    ifl_worker_free(w);
+    while ((j = take_job()))
+        ifl_job_free(j);
+}
+
 int main(void) {
     int rc;
     if (tiny_model_missing(TINY_MODEL_DIR, "test_prefill", &rc))
@@ -846,6 +987,8 @@ int main(void) {
     printf("phases: %.0f ms\n", base_ms_since(t0));
     test_resume_worker(TINY_MODEL_DIR, &o, m);
     printf("resume on the worker: %.0f ms\n", base_ms_since(t0));
+    test_remeasure_worker(TINY_MODEL_DIR, &o);
+    printf("re-measurement on the worker: %.0f ms\n", base_ms_since(t0));
     ifl_model_close(m);
     return check_finish("test_prefill");
 }
