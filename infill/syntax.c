@@ -560,6 +560,13 @@ const ifl__lexdef *ifl__lexdef_for(const char *lang) {
 static void ifl__lex_bracket(ifl__lex *lx, int k, bool open) { lx->bal[k] += open ? 1 : -1; }
 
 static bool ifl__at(const char *s, size_t n, size_t i, const char *w) {
+    /* The first byte first: the lexer asks this at every byte of code, and
+     * strlen + memcmp there were most of the C include guard's search
+     * (a keystroke in a 4,656-line guarded header: ~3 ms). */
+    if (!w[0])
+        return i <= n;
+    if (i >= n || s[i] != w[0])
+        return false;
     size_t k = strlen(w);
     return i + k <= n && memcmp(s + i, w, k) == 0;
 }

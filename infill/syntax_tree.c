@@ -489,7 +489,12 @@ static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
         if (!p->flat && p->depth > 0 && p->depth <= (int)BASE_ARRAY_LEN(p->open_bal) &&
             bal > p->open_bal[p->depth - 1])
             return;
-        p->depth--;
+        /* An #endif with no #if open closes nothing: tree-sitter reads it
+         * as a directive of its own, and a depth below zero would let the
+         * next #if count as closed (fuzz finding 15: an #endif line moved
+         * above a header's #ifndef, which then was cut inside). */
+        if (p->depth > 0)
+            p->depth--;
     }
 }
 
