@@ -20,6 +20,7 @@
 #include "cpu_impl.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,34 @@ static void *fg_run(void *v) {
     return NULL;
 }
 
+/* Runs fn on nt threads, each on its own element of args (elements `size`
+ * bytes apart, each with its thread CPU seconds at byte `cpu_off`), six
+ * times; the best wall time and the best slowest-thread CPU time of the
+ * last five. */
+static void best_of_5(void *(*fn)(void *), void *args, size_t size, size_t cpu_off, int nt,
+                      double *wall, double *cpu) {
+    pthread_t th[64];
+    char *a = args;
+    *wall = *cpu = 1e30;
+    for (int r = 0; r < 6; r++) {
+        double t0 = now_s();
+        for (int t = 0; t < nt; t++)
+            pthread_create(&th[t], NULL, fn, a + (size_t)t * size);
+        for (int t = 0; t < nt; t++)
+            pthread_join(th[t], NULL);
+        double dt = now_s() - t0, ct = 0;
+        for (int t = 0; t < nt; t++) {
+            double c;
+            memcpy(&c, a + (size_t)t * size + cpu_off, sizeof c);
+            ct = ct > c ? ct : c;
+        }
+        if (r > 0 && dt < *wall)
+            *wall = dt;
+        if (r > 0 && ct < *cpu)
+            *cpu = ct;
+    }
+}
+
 static void *qg_run(void *v) {
     qg_arg *a = v;
     const size_t rb = (size_t)eng__dtype_bytes(a->t, QK);
@@ -226,21 +255,8 @@ int main(int argc, char **argv) {
                     X[i] = (float)((int)(i * 40503u >> 5) % 201 - 100) / 100.0f;
                 fa[t] = (fg_arg){k, W, X, malloc(sizeof(float) * FM * N), N, K, 400, 0};
             }
-            double bw = 1e30, bc = 1e30;
-            for (int r = 0; r < 6; r++) {
-                double t0 = now_s();
-                for (int t = 0; t < nt; t++)
-                    pthread_create(&th[t], NULL, fg_run, &fa[t]);
-                for (int t = 0; t < nt; t++)
-                    pthread_join(th[t], NULL);
-                double dt = now_s() - t0, ct = 0;
-                for (int t = 0; t < nt; t++)
-                    ct = ct > fa[t].cpu ? ct : fa[t].cpu;
-                if (r > 0 && dt < bw)
-                    bw = dt;
-                if (r > 0 && ct < bc)
-                    bc = ct;
-            }
+            double bw, bc;
+            best_of_5(fg_run, fa, sizeof *fa, offsetof(fg_arg, cpu), nt, &bw, &bc);
             const double macs = (double)FM * N * K * fa[0].reps * nt;
             printf("f32 multiply-adds, %-8s %2d x %d x %4d: %.1f G/s wall, %.1f G/s per CPU "
                    "time (%d threads)\n",
@@ -283,22 +299,8 @@ int main(int argc, char **argv) {
                     eng__quantize_act(x, QK, qa[t].X + (size_t)m * (QK / 32));
                 free(x);
             }
-            double bq = 1e30, bc = 1e30;
-            for (int r = 0; r < 6; r++) {
-                double t0 = now_s();
-                for (int t = 0; t < nt; t++)
-                    pthread_create(&th[t], NULL, qg_run, &qa[t]);
-                for (int t = 0; t < nt; t++)
-                    pthread_join(th[t], NULL);
-                double dt = now_s() - t0;
-                double ct = 0;
-                for (int t = 0; t < nt; t++)
-                    ct = ct > qa[t].cpu ? ct : qa[t].cpu;
-                if (r > 0 && dt < bq)
-                    bq = dt;
-                if (r > 0 && ct < bc)
-                    bc = ct;
-            }
+            double bq, bc;
+            best_of_5(qg_run, qa, sizeof *qa, offsetof(qg_arg, cpu), nt, &bq, &bc);
             const double macs = (double)QM * QN * QK * qa[0].reps * nt;
             printf("int8 multiply-adds, %-8s %-5s: %.1f G/s wall, %.1f G/s per CPU time "
                    "(%d threads)\n",
