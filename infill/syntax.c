@@ -562,7 +562,7 @@ static void ifl__lex_bracket(ifl__lex *lx, int k, bool open) { lx->bal[k] += ope
 static bool ifl__at(const char *s, size_t n, size_t i, const char *w) {
     /* The first byte first: the lexer asks this at every byte of code, and
      * strlen + memcmp there were most of the C include guard's search
-     * (a keystroke in a 4,656-line guarded header: ~3 ms). */
+     * (a keystroke in a 5,156-line guarded header: ~3 ms). */
     if (!w[0])
         return i <= n;
     if (i >= n || s[i] != w[0])
