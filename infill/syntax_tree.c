@@ -656,41 +656,6 @@ static const char *ifl__parse_text(const ifl_tree *t, const char *s, size_t a, s
     return c;
 }
 
-/* Has the tree under root a MISSING node (a token the parser inserted)?
- * With a cursor, not recursion: a hostile document nests deeply. Only
- * subtrees with errors are entered. */
-static bool ifl__has_missing(TSNode root) {
-    if (!ts_node_has_error(root))
-        return false;
-    TSTreeCursor c = ts_tree_cursor_new(root);
-    bool found = false;
-    for (;;) {
-        TSNode n = ts_tree_cursor_current_node(&c);
-        bool self = ts_node_is_missing(n);
-        if (!self && ts_node_has_error(n) && !ts_node_is_error(n)) {
-            /* A MISSING hidden token: an error no visible child carries. */
-            self = true;
-            for (uint32_t i = 0, k = ts_node_child_count(n); i < k && self; i++) {
-                TSNode ch = ts_node_child(n, i);
-                self = !ts_node_has_error(ch) && !ts_node_is_error(ch) && !ts_node_is_missing(ch);
-            }
-        }
-        if (self) {
-            found = true;
-            break;
-        }
-        if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&c))
-            continue;
-        bool up = true;
-        while (up && !ts_tree_cursor_goto_next_sibling(&c))
-            up = ts_tree_cursor_goto_parent(&c);
-        if (!up)
-            break;
-    }
-    ts_tree_cursor_delete(&c);
-    return found;
-}
-
 /* Parses segment i (incrementally from its tree when it has one). */
 static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     ifl__seg *g = &t->segs[i];
@@ -699,19 +664,21 @@ static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     base_status st = BASE_ERR_NOMEM;
     TSTree *nt = text ? ifl__parse(t, g->tree, text, (uint32_t)g->len, &st) : NULL;
     /* tree-sitter's incremental reparse can keep errors that a fresh parse
-     * of the same text does not have. Fuzz finding 7 (Java): with `return
-     * a;` in a class body (a field of type `return` to a fresh parse: the
-     * keyword is not valid there), a line moved and the move undone, the
-     * reparse took back the old tree's return_statement, patched with a
-     * MISSING "}" and an ERROR. Reproduced with plain ts_tree_edit +
-     * ts_parser_parse on one tree, no segments; tree-sitter#1444 and #4001
-     * report the same class of bug. A reused subtree that does not fit its
-     * new place shows as a token the parser had to insert, so a result
-     * with a MISSING node is parsed again from scratch and the fresh tree
-     * kept. Bounded: one segment of at most IFL__FRESH_MAX bytes (a larger
-     * one keeps its incremental tree), and only after edits that leave a
-     * MISSING node. Differences made of ERROR nodes alone are not caught. */
-    if (nt && g->tree && g->len <= IFL__FRESH_MAX && ifl__has_missing(ts_tree_root_node(nt))) {
+     * of the same text does not have; tree-sitter#1444 and #4001 report
+     * this class of bug, and plain ts_tree_edit + ts_parser_parse on one
+     * tree reproduces it, no segments. Fuzz finding 7 (Java): with `return
+     * a;` in a class body, a line moved and the move undone, the reparse
+     * took back the old tree's return_statement, patched with a MISSING "}"
+     * and an ERROR. Finding 16 (JavaScript): a span deleted and typed back
+     * around a template string that spans several constructs kept ERROR
+     * nodes alone: the reparse reused the old tree's call_expression and
+     * function_declaration, lexed as code, inside what is the template
+     * again. A result with any error is therefore parsed again from
+     * scratch and the fresh tree kept. Bounded: one segment of at most
+     * IFL__FRESH_MAX bytes (a larger one keeps its incremental tree), and
+     * only after edits that leave an error, where the reparse is cheap
+     * beside the fresh parse (docs/perf/syntax.md). */
+    if (nt && g->tree && g->len <= IFL__FRESH_MAX && ts_node_has_error(ts_tree_root_node(nt))) {
         base_status fst = BASE_OK;
         TSTree *fresh = ifl__parse(t, NULL, text, (uint32_t)g->len, &fst);
         if (fresh) {
