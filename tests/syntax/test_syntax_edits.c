@@ -68,6 +68,16 @@ static void replay_sizes(const char *lang, const char *text, const uint8_t *scri
         replay(lang, text, strlen(text), script, n, sizes[k]);
 }
 
+/* The last seed of v[0..n) in lang (the test fails when there is none). */
+static const syntax_edits_seed *seed_in(const syntax_edits_seed *v, size_t n, const char *lang) {
+    const syntax_edits_seed *sd = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].lang, lang) == 0)
+            sd = &v[i];
+    CHECK(sd != NULL);
+    return sd;
+}
+
 /* fuzz_syntax_edits' first finding: a `;` typed before the `#endif` of a
  * conditional inside a C include guard makes that line no directive, so the
  * guard no longer closes; the edited tree kept parsing the guard as blanks
@@ -171,11 +181,7 @@ static void java_reparse_after_undo(void) {
         0x0c, 0x89, 0xa6, 0x05, 0x62, 0x5c, 0x65, 0xc5, 0x3d, 0x4a, 0x89, 0x6e, 0x67,
         0x84, 0x45, 0x03, 0xb9, 0x4a, 0x9c, 0x2b, 0x2c, 0x08, 0x67, 0x7f, 0x7b, 0x98,
         0x8b, 0x06, 0xc6, 0x98, 0x55, 0x63, 0xcd, 0x0b, 0x45, 0x03, 0xb9, 0x4a, 0x9c};
-    const syntax_edits_seed *sd = NULL;
-    for (size_t i = 0; i < syntax_edits_nseeds; i++)
-        if (strcmp(syntax_edits_seeds[i].lang, "java") == 0)
-            sd = &syntax_edits_seeds[i];
-    CHECK(sd != NULL);
+    const syntax_edits_seed *sd = seed_in(syntax_edits_seeds, syntax_edits_nseeds, "java");
     if (!sd)
         return;
     replay_sizes(sd->lang, sd->text, crlf_wide_undo, sizeof crlf_wide_undo);
@@ -193,11 +199,7 @@ static void js_template_merged(void) {
     static const uint8_t script[] = {0x0b, 0x0a, 0xdf, 0x0a, 0x0b, 0x0a, 0x33, 0x01, 0x1c,
                                      0x96, 0x00, 0x00, 0x01, 0xf1, 0xdf, 0xf6, 0x9d, 0x89,
                                      0xdc, 0xff, 0x50, 0xff, 0xff, 0xff, 0x29, 0x6f};
-    const syntax_edits_seed *sd = NULL;
-    for (size_t i = 0; i < syntax_edits_nmulti; i++)
-        if (strcmp(syntax_edits_multi[i].lang, "javascript") == 0)
-            sd = &syntax_edits_multi[i];
-    CHECK(sd != NULL);
+    const syntax_edits_seed *sd = seed_in(syntax_edits_multi, syntax_edits_nmulti, "javascript");
     if (!sd)
         return;
     replay_sizes(sd->lang, sd->text, script, sizeof script);
@@ -467,11 +469,7 @@ static void js_template_span_reinserted(void) {
         0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0x00, 0x63, 0xfb, 0xfb, 0xfb, 0xfb,
         0xfb, 0xfb, 0x95, 0x00, 0x6b, 0x00,
     };
-    const syntax_edits_seed *sd = NULL;
-    for (size_t i = 0; i < syntax_edits_nmulti; i++)
-        if (strcmp(syntax_edits_multi[i].lang, "javascript") == 0)
-            sd = &syntax_edits_multi[i];
-    CHECK(sd != NULL);
+    const syntax_edits_seed *sd = seed_in(syntax_edits_multi, syntax_edits_nmulti, "javascript");
     if (!sd)
         return;
     replay_sizes(sd->lang, sd->text, script, sizeof script);
