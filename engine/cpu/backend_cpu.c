@@ -55,6 +55,9 @@ enum {
      * the logits pages are touched only for the rows a step uses. */
     ENG__LCH = 64,
     ENG__WT_FLOATS = 1 << 19, /* f32 weight-tile scratch per thread on the BLAS path */
+    /* Most X rows packed for AMX at a time (a matmul of more rows runs in
+     * slices): 15 blocks of 16, three of the kernel's passes of five. */
+    ENG__AMX_ROWS = 240,
 };
 
 struct eng_backend {
@@ -69,7 +72,10 @@ struct eng_backend {
      * quantised once per matmul; false: dequantised tiles (the reference path,
      * or INFILLD_CPU_QUANT=dequant for comparisons). */
     bool qact;
-    bool has_block;                /* some matmul weight is a block type */
+    bool has_block; /* some matmul weight is a block type */
+    /* BF16 matmuls on the AMX tile unit (cpu/amx.c): the AVX-512 kernels are
+     * in use and the CPU and OS allow it. */
+    bool amx;
     float *small;                  /* owns every f32 copy below */
     float **attn_norm, **ffn_norm; /* [n_layer] -> (d) */
     float **bq, **bk, **bv;        /* [n_layer] -> (qd) / (kvd); NULL without biases */
@@ -97,6 +103,7 @@ struct eng_bctx {
     int c_nseq, c_len;
     uint8_t *c_valid;   /* (B*L) */
     eng__q8a *xq;       /* (B*L, kmax / 32) quantised matmul input (has_block only) */
+    uint16_t *xamx;     /* (ENG__AMX_ROWS, kmax) matmul input packed for AMX (amx only) */
     float **wtile;      /* [nt] (ENG__NB, kmax) converted weight tile */
     float **scores;     /* [nt] (ENG__QC, L) */
     float *logits;      /* (ENG__LCH, V) step logits */
@@ -214,6 +221,14 @@ static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opt
     }
     if (be->path == ENG__PATH_BLAS)
         blas->set_threads(1); /* parallelism comes from our pool, one sgemm per tile */
+    bool has_bf16 = w->lm_head.dtype == ENG_BF16;
+    for (int l = 0; l < in->n_layer; l++) {
+        const eng_layer_w *lw = &w->layers[l];
+        has_bf16 = has_bf16 || lw->wq.dtype == ENG_BF16 || lw->w_gate.dtype == ENG_BF16 ||
+                   lw->w_down.dtype == ENG_BF16;
+    }
+    be->amx = has_bf16 && be->path != ENG__PATH_REF && strcmp(be->k->name, "AVX-512") == 0 &&
+              eng__amx_available();
     const char *mr = getenv("INFILLD_CPU_BLAS_MIN_ROWS");
     be->blas_min_rows = mr ? atoi(mr) : 64;
 
@@ -264,9 +279,10 @@ static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opt
                         : be->path == ENG__PATH_BLAS ? "OpenBLAS sgemm"
                                                      : be->k->name;
     const bool bl = be->path == ENG__PATH_BLAS;
-    snprintf(be->desc, sizeof be->desc, "cpu (%s%s%s%s%s%s, %d thread%s)", pname, bl ? " " : "",
+    snprintf(be->desc, sizeof be->desc, "cpu (%s%s%s%s%s%s%s, %d thread%s)", pname, bl ? " " : "",
              bl ? blas->corename() : "", bl ? " + " : "", bl ? be->k->name : "",
-             be->has_block && be->qact ? ", int8 activations" : "", be->nt, be->nt == 1 ? "" : "s");
+             be->amx ? ", BF16 on AMX" : "", be->has_block && be->qact ? ", int8 activations" : "",
+             be->nt, be->nt == 1 ? "" : "s");
     return be;
 }
 
@@ -288,6 +304,7 @@ static void eng__cpu_ctx_free(eng_bctx *c) {
     free(c->r_tokens);
     free(c->r_valid);
     free(c->xq);
+    free(c->xamx);
     if (c->wtile)
         for (int t = 0; t < c->be->nt; t++) {
             free(c->wtile[t]);
@@ -347,6 +364,8 @@ static eng_bctx *eng__cpu_ctx_new(eng_backend *be, int max_batch, int max_len, e
     ENG__ALLOC(c->r_valid, R);
     if (be->has_block && be->qact)
         ENG__ALLOC(c->xq, R * (size_t)((c->kmax + 31) / 32));
+    if (be->amx)
+        ENG__ALLOC(c->xamx, eng__amx_xpack_elems(ENG__AMX_ROWS, (c->kmax + 31) / 32 * 32));
     c->wtile = calloc((size_t)be->nt * 5, sizeof(void *));
     ok = ok && c->wtile;
     if (ok) {
@@ -427,7 +446,8 @@ typedef struct eng__mm_job {
     int ldy;
     bool acc;
     int nb, mb, n_nt;
-    bool q; /* int8 kernel on c->xq */
+    bool q;   /* int8 kernel on c->xq */
+    bool amx; /* AMX kernel on c->xamx (rows of X packed from row 0 of this job) */
 } eng__mm_job;
 
 /* Rows [row0, row0 + n) of W as f32: block types through their dequantiser
@@ -440,6 +460,12 @@ static void eng__convert_rows(const eng_backend *be, const eng_tensor *W, int64_
         be->k->convert(W, row0, n, out);
 }
 
+/* Whether a matmul with W runs on AMX: BF16 rows, K a multiple of 32 and
+ * at least one block of 16 rows. */
+static bool eng__mm_amx(const eng_bctx *c, const eng_tensor *W) {
+    return c->be->amx && W->dtype == ENG_BF16 && W->cols % 32 == 0 && W->rows >= 16;
+}
+
 static void eng__mm_task(void *arg, int task, int tid) {
     const eng__mm_job *j = arg;
     eng_backend *be = j->c->be;
@@ -450,6 +476,24 @@ static void eng__mm_task(void *arg, int task, int tid) {
         return;
     const float *X = j->X + (int64_t)m0 * j->ldx;
     float *Y = j->Y + (int64_t)m0 * j->ldy + n0;
+    if (j->amx) {
+        /* Whole blocks of 16 weight rows on the tile unit; a tail of fewer
+         * rows (N not a multiple of 16) through the FMA kernel. */
+        const int M = m1 - m0, N1 = n1 - n0, Na = N1 / 16 * 16;
+        eng__amx_gemm((const uint16_t *)j->W->data + (size_t)n0 * K, K,
+                      j->c->xamx + (size_t)(m0 / 16) * eng__amx_xpack_elems(16, K), M, Y, j->ldy,
+                      Na, j->acc);
+        if (Na < N1) {
+            float *t = j->c->wtile[tid];
+            be->k->convert(j->W, n0 + Na, N1 - Na, t);
+            be->k->gemm(X, j->ldx, t, K, Y + Na, j->ldy, M, N1 - Na, K, j->acc);
+        }
+        if (j->bias)
+            for (int m = 0; m < M; m++)
+                for (int n = 0; n < N1; n++)
+                    Y[(int64_t)m * j->ldy + n] += j->bias[n0 + n];
+        return;
+    }
     if (j->q) {
         const size_t rb = eng__dtype_bytes(j->W->dtype, K);
         const int ldxb = (j->c->kmax + 31) / 32;
@@ -564,7 +608,16 @@ static int eng__mm_plan(eng_bctx *c, eng__mm_job *j, const float *X, int ldx, in
         nb = (nb + 7) / 8 * 8;
         nb = nb < 8 ? 8 : nb > 64 ? 64 : nb;
     }
-    *j = (eng__mm_job){c, X, ldx, M, W, bias, Y, ldy, acc, nb, M, 0, q};
+    const bool amx = eng__mm_amx(c, W);
+    if (amx) {
+        /* Blocks of 16 rows (the tile unit's); 4 tasks a thread, at most
+         * ENG__NB rows (the scratch of a tail's conversion is not needed for
+         * more than 15). */
+        nb = (N + 4 * nt - 1) / (4 * nt);
+        nb = (nb + 15) / 16 * 16;
+        nb = nb < 16 ? 16 : nb > ENG__NB ? ENG__NB : nb;
+    }
+    *j = (eng__mm_job){c, X, ldx, M, W, bias, Y, ldy, acc, nb, M, 0, q, amx};
     j->n_nt = (N + j->nb - 1) / j->nb;
     if (q)
         return M > 0 ? j->n_nt : 0;
@@ -572,6 +625,8 @@ static int eng__mm_plan(eng_bctx *c, eng__mm_job *j, const float *X, int ldx, in
     if (j->n_nt < want && M >= 32) {
         n_mt = BASE_MIN((want + j->n_nt - 1) / j->n_nt, (M + 15) / 16);
         j->mb = (M + n_mt - 1) / n_mt;
+        if (amx)
+            j->mb = (j->mb + 15) / 16 * 16; /* whole packed blocks */
         n_mt = (M + j->mb - 1) / j->mb;
     }
     return M > 0 ? j->n_nt * n_mt : 0;
@@ -600,8 +655,47 @@ static void eng__quant_x(eng_bctx *c, const float *X, int ldx, int M, int K) {
     c->pop = op;
 }
 
+/* Packs rows [0, M) of X (M <= ENG__AMX_ROWS, K columns) into c->xamx: a
+ * task per block of 16 rows, each cut into `split` column ranges so that a
+ * hole step's three blocks still give every thread its share. */
+typedef struct eng__ap_job {
+    eng_bctx *c;
+    const float *X;
+    int ldx, M, K, split;
+} eng__ap_job;
+
+static void eng__ap_task(void *arg, int task, int tid) {
+    (void)tid;
+    const eng__ap_job *j = arg;
+    const int nc = j->K / 32, part = task % j->split;
+    eng__amx_pack_x(j->X, j->ldx, j->M, j->K, task / j->split, nc * part / j->split,
+                    nc * (part + 1) / j->split, j->c->xamx);
+}
+
+static void eng__amx_pack(eng_bctx *c, const float *X, int ldx, int M, int K) {
+    const int nblk = (M + 15) / 16;
+    const int split = BASE_MAX(1, BASE_MIN(K / 32, (4 * c->be->nt + nblk - 1) / nblk));
+    eng__ap_job j = {c, X, ldx, M, K, split};
+    const eng__prof_op op = c->pop;
+    c->pop = ENG__P_QUANT;
+    eng__prun(c, eng__ap_task, &j, nblk * split);
+    c->pop = op;
+}
+
 static void eng__mm(eng_bctx *c, const float *X, int ldx, int M, const eng_tensor *W,
                     const float *bias, float *Y, int ldy, bool acc) {
+    if (eng__mm_amx(c, W)) {
+        /* In slices of ENG__AMX_ROWS rows, each packed once for all its tasks. */
+        for (int r0 = 0; r0 < M; r0 += ENG__AMX_ROWS) {
+            const int mr = BASE_MIN(ENG__AMX_ROWS, M - r0);
+            eng__amx_pack(c, X + (int64_t)r0 * ldx, ldx, mr, (int)W->cols);
+            eng__mm_job j;
+            int n = eng__mm_plan(c, &j, X + (int64_t)r0 * ldx, ldx, mr, W, bias,
+                                 Y + (int64_t)r0 * ldy, ldy, acc);
+            eng__prun(c, eng__mm_task, &j, n);
+        }
+        return;
+    }
     if (c->be->qact && eng__dtype_is_block(W->dtype))
         eng__quant_x(c, X, ldx, M, (int)W->cols);
     eng__mm_job j;
@@ -627,6 +721,24 @@ static void eng__mm_set_task(void *arg, int task, int tid) {
 static void eng__mm_multi(eng_bctx *c, const float *X, int ldx, int M, int n,
                           const eng_tensor *const *W, float *const *bias, float *const *Y,
                           const int *ldy) {
+    bool all_amx = true;
+    for (int i = 0; i < n; i++)
+        all_amx = all_amx && eng__mm_amx(c, W[i]);
+    if (all_amx) {
+        /* One packing of each slice of X for every W (the same K). */
+        for (int r0 = 0; r0 < M; r0 += ENG__AMX_ROWS) {
+            const int mr = BASE_MIN(ENG__AMX_ROWS, M - r0);
+            eng__amx_pack(c, X + (int64_t)r0 * ldx, ldx, mr, (int)W[0]->cols);
+            eng__mm_set s;
+            s.first[0] = 0;
+            for (int i = 0; i < n; i++)
+                s.first[i + 1] =
+                    s.first[i] + eng__mm_plan(c, &s.j[i], X + (int64_t)r0 * ldx, ldx, mr, W[i],
+                                              bias[i], Y[i] + (int64_t)r0 * ldy[i], ldy[i], false);
+            eng__prun(c, eng__mm_set_task, &s, s.first[n]);
+        }
+        return;
+    }
     eng__mm_set s;
     s.first[0] = 0;
     for (int i = 0; i < n; i++)

@@ -47,6 +47,24 @@ typedef struct eng__kernels {
                   float *Y, int ldy, int M, int N, int K, bool acc);
 } eng__kernels;
 
+/* BF16 weights on Intel AMX (cpu/amx.c). Available: the CPU has AMX-TILE
+ * and AMX-BF16, the OS enabled the tile state and granted it to this
+ * process, and INFILLD_CPU_AMX is not "0". */
+bool eng__amx_available(void);
+/* Packed X for M rows of K columns (K a multiple of 32), in uint16 elements:
+ * per block of 16 rows, K / 32 chunks of three 512-element tiles. */
+static inline size_t eng__amx_xpack_elems(int M, int K) {
+    return (size_t)((M + 15) / 16) * (size_t)(K / 32) * 3 * 512;
+}
+/* Packs the column chunks [c0, c1) (32 columns each) of row block blk of X
+ * (M rows, ldx apart; rows >= M as zero) into xp, the whole packed X. */
+void eng__amx_pack_x(const float *X, int ldx, int M, int K, int blk, int c0, int c1, uint16_t *xp);
+/* Y[m, n] = (acc ? Y[m, n] : 0) + sum_k X[m, k] W[n, k] for m < M and n < N
+ * (N a multiple of 16), W the bf16 rows (K apart, K a multiple of 32), X
+ * packed by eng__amx_pack_x from its first block. */
+void eng__amx_gemm(const uint16_t *W, int K, const uint16_t *xp, int M, float *Y, int ldy, int N,
+                   bool acc);
+
 /* The quantised-weight matmuls of each path (cpu/qdot.c). */
 void eng__qgemm_portable(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X, int ldxb,
                          float *Y, int ldy, int M, int N, int K, bool acc);

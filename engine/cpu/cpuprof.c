@@ -15,7 +15,7 @@
 static const char *const eng__prof_names[ENG__P_N] = {
     "embedding",   "norms",          "QKV matmuls",    "RoPE + K/V cache",
     "attention",   "O matmul",       "gate/up matmul", "SwiGLU",
-    "down matmul", "LM head matmul", "sampler",        "activation quantisation",
+    "down matmul", "LM head matmul", "sampler",        "X quantisation / AMX packing",
 };
 
 static atomic_llong eng__prof_cpu[ENG__P_N], eng__prof_wall[ENG__P_N], eng__prof_idle[ENG__P_N],

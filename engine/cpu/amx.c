@@ -1,0 +1,292 @@
+/* BF16 weight matmuls on Intel AMX (Sapphire Rapids and later): the tile
+ * unit's TDPBF16PS multiplies 16 x 32 bf16 by 32 x 16 bf16 into 16 x 16 f32
+ * in one instruction, about 16 times the multiply-adds of an AVX-512 FMA in
+ * the same time.
+ *
+ * It takes bf16 on both sides, and the activations are f32. They are not
+ * rounded: each f32 x is split exactly into three bf16 parts by truncation,
+ * x = x1 + x2 + x3 (8 + 8 + 8 significant bits >= the 24 of an f32), and
+ * every product of a bf16 weight with a part is exact in f32. So the result
+ * is an f32 accumulation of exact products, like the FMA kernels' (in
+ * another order, and with the parts added one after the other), not a bf16
+ * matmul. Denormal inputs (|x| < 2^-126) count as zero in the tile unit.
+ *
+ * Layout: C^T = W X^T. The weight rows are the tile unit's A operand as they
+ * lie in the file (16 rows x 32 columns per tile, no conversion, no copy);
+ * X is packed once per matmul into the B operand's pair-interleaved layout:
+ * for each block of 16 rows, each chunk of 32 columns and each part, a
+ * 1 KiB tile whose row r holds (x[m][2r], x[m][2r + 1]) for the 16 rows m.
+ * Tiles (palette 1, all 16 rows x 64 bytes): tmm0 the weights, tmm1/tmm2
+ * the parts of X (alternating, so that a load overlaps the product before),
+ * tmm3..tmm7 up to five 16 x 16 blocks of C (80 rows of X per pass over a
+ * weight block; more rows take further passes, reading the block from L1/L2). */
+#define _GNU_SOURCE
+#include "cpu_impl.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+
+#define ENG__AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")))
+
+enum { ENG__AMX_GMAX = 5 }; /* blocks of C per pass */
+
+static bool eng__amx_ok;
+static pthread_once_t eng__amx_once = PTHREAD_ONCE_INIT;
+
+static void eng__amx_probe(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return;
+    /* EDX bit 22: AMX-BF16, bit 24: AMX-TILE; ECX bit 27: OSXSAVE (leaf 1). */
+    if (!(d & (1u << 22)) || !(d & (1u << 24)))
+        return;
+    unsigned a1, b1, c1, d1;
+    if (!__get_cpuid(1, &a1, &b1, &c1, &d1) || !(c1 & (1u << 27)))
+        return;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & (3u << 17)) != (3u << 17)) /* XTILECFG and XTILEDATA enabled by the OS */
+        return;
+    /* Linux hands out the 8 KiB tile state only on request (ARCH_REQ_XCOMP_PERM,
+     * feature 18, XTILEDATA); the permission then holds for every thread. */
+    if (syscall(SYS_arch_prctl, 0x1023, 18) != 0)
+        return;
+    eng__amx_ok = true;
+}
+
+bool eng__amx_available(void) {
+    const char *e = getenv("INFILLD_CPU_AMX"); /* "0": off, for A/B runs and tests */
+    if (e && strcmp(e, "0") == 0)
+        return false;
+    pthread_once(&eng__amx_once, eng__amx_probe);
+    return eng__amx_ok;
+}
+
+typedef struct eng__amx_cfg {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} eng__amx_cfg;
+
+ENG__AMX static void eng__amx_config(void) {
+    eng__amx_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++) {
+        cfg.rows[t] = 16;
+        cfg.colsb[t] = 64;
+    }
+    _tile_loadconfig(&cfg);
+}
+
+/* r[j] <- column j of the 16 x 16 matrix whose row j is r[j] (32-bit lanes). */
+ENG__AMX static inline void eng__amx_transpose(__m512 r[16]) {
+    __m512 t[16];
+    for (int j = 0; j < 16; j += 2) {
+        t[j] = _mm512_unpacklo_ps(r[j], r[j + 1]);
+        t[j + 1] = _mm512_unpackhi_ps(r[j], r[j + 1]);
+    }
+    for (int j = 0; j < 16; j += 4) {
+        r[j] = _mm512_shuffle_ps(t[j], t[j + 2], 0x44);
+        r[j + 1] = _mm512_shuffle_ps(t[j], t[j + 2], 0xEE);
+        r[j + 2] = _mm512_shuffle_ps(t[j + 1], t[j + 3], 0x44);
+        r[j + 3] = _mm512_shuffle_ps(t[j + 1], t[j + 3], 0xEE);
+    }
+    for (int j = 0; j < 4; j++) {
+        t[j] = _mm512_shuffle_f32x4(r[j], r[j + 4], 0x88);
+        t[j + 4] = _mm512_shuffle_f32x4(r[j], r[j + 4], 0xDD);
+        t[j + 8] = _mm512_shuffle_f32x4(r[j + 8], r[j + 12], 0x88);
+        t[j + 12] = _mm512_shuffle_f32x4(r[j + 8], r[j + 12], 0xDD);
+    }
+    for (int j = 0; j < 4; j++) {
+        r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
+        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xDD);
+        r[j + 4] = _mm512_shuffle_f32x4(t[j + 4], t[j + 12], 0x88);
+        r[j + 12] = _mm512_shuffle_f32x4(t[j + 4], t[j + 12], 0xDD);
+    }
+}
+
+/* Part p (0, 1, 2) of 16 floats: p = 0 the top 8 significant bits
+ * (truncated), 1 the next 8 of the remainder, 2 what is left (at most 8
+ * bits). Each is exact in bf16 and x = part 0 + part 1 + part 2. */
+ENG__AMX static inline __m512 eng__amx_part(__m512 v, int p) {
+    const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+    for (int i = 0; i < p; i++)
+        v = _mm512_sub_ps(v, _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), hi)));
+    return p < 2 ? _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), hi)) : v;
+}
+
+/* The three bf16 parts of rows [m0, m0 + 16) of X (rows >= M are zero) for
+ * the chunks [c0, c1) of 32 columns, in the B layout described above: per
+ * part, row m's 32 values become 16 words of two bf16 (the rounding
+ * conversion keeps them: they are exact), and a 16 x 16 transpose of the
+ * words gives the tile's rows, written as whole cache lines. */
+ENG__AMX static void eng__amx_pack_block(const float *X, int ldx, int m0, int M, int c0, int c1,
+                                         uint16_t *out) {
+    const int rows = BASE_MIN(16, M - m0);
+    for (int c = c0; c < c1; c++) {
+        float *t = (float *)(out + (size_t)c * 3 * 512);
+        _Pragma("GCC unroll 3") for (int p = 0; p < 3; p++) {
+            __m512 r[16];
+            for (int m = 0; m < 16; m++) {
+                if (m >= rows) {
+                    r[m] = _mm512_setzero_ps();
+                    continue;
+                }
+                const float *x = X + (int64_t)(m0 + m) * ldx + c * 32;
+                r[m] = (__m512)_mm512_cvtne2ps_pbh(eng__amx_part(_mm512_loadu_ps(x + 16), p),
+                                                   eng__amx_part(_mm512_loadu_ps(x), p));
+            }
+            eng__amx_transpose(r);
+            for (int j = 0; j < 16; j++)
+                _mm512_store_ps(t + p * 256 + j * 16, r[j]);
+        }
+    }
+}
+
+void eng__amx_pack_x(const float *X, int ldx, int M, int K, int blk, int c0, int c1, uint16_t *xp) {
+    eng__amx_pack_block(X, ldx, blk * 16, M, c0, c1,
+                        xp + (size_t)blk * eng__amx_xpack_elems(16, K));
+}
+
+/* Writes (acc: adds) the 16 x 16 block c[n][m] of C^T into Y[m][n] for the
+ * first `rows` m: a 16 x 16 transpose in registers. */
+ENG__AMX static void eng__amx_store(const float *c, int rows, float *Y, int ldy, bool acc) {
+    __m512 r[16];
+    for (int j = 0; j < 16; j++)
+        r[j] = _mm512_loadu_ps(c + 16 * j);
+    eng__amx_transpose(r);
+    for (int m = 0; m < rows; m++) {
+        float *y = Y + (int64_t)m * ldy;
+        _mm512_storeu_ps(y, acc ? _mm512_add_ps(_mm512_loadu_ps(y), r[m]) : r[m]);
+    }
+}
+
+/* One pass: G blocks of C (G <= 5) over every chunk of K for the 16 weight
+ * rows at w. The three parts of a chunk go into the same C block one after
+ * the other. Tile numbers are immediates, hence the macro per block. */
+#define ENG__AMX_B(g, tc, p, tb)                                                                   \
+    do {                                                                                           \
+        _tile_loadd(tb, xp + ((size_t)(g)*per + (size_t)c * 1536 + (size_t)(p)*512), 64);          \
+        _tile_dpbf16ps(tc, 0, tb);                                                                 \
+    } while (0)
+
+#define ENG__AMX_BG(g, tc, p, G)                                                                   \
+    do {                                                                                           \
+        if ((G) > (g)) {                                                                           \
+            if ((((p) * (G) + (g)) & 1) == 0)                                                      \
+                ENG__AMX_B(g, tc, p, 1);                                                           \
+            else                                                                                   \
+                ENG__AMX_B(g, tc, p, 2);                                                           \
+        }                                                                                          \
+    } while (0)
+
+#define ENG__AMX_PASS(G)                                                                           \
+    ENG__AMX static void eng__amx_pass##G(const uint16_t *w, int ld, int nc, const uint16_t *xp,   \
+                                          size_t per, const uint16_t *wn) {                        \
+        const size_t ldw = (size_t)ld * 2;                                                         \
+        for (int c = 0; c < nc; c++) {                                                             \
+            /* The weight rows four chunks ahead (at the end, the next block's first               \
+             * chunks), one line each: the A tile's 16 lines come from 16 rows, more               \
+             * streams than the hardware prefetcher follows. */                                    \
+            const uint16_t *pf = c + 4 < nc ? w + (c + 4) * 32                                     \
+                                 : wn       ? wn + (c + 4 - nc) * 32                               \
+                                            : NULL;                                                      \
+            if (pf)                                                                                \
+                for (int r = 0; r < 16; r++)                                                       \
+                    _mm_prefetch((const char *)(pf + (size_t)r * ld), _MM_HINT_T0);                \
+            _tile_loadd(0, w + c * 32, ldw);                                                       \
+            /* The two B tiles alternate over the whole sequence of products. */                   \
+            _Pragma("GCC unroll 3") for (int p = 0; p < 3; p++) {                                  \
+                ENG__AMX_BG(0, 3, p, G);                                                           \
+                ENG__AMX_BG(1, 4, p, G);                                                           \
+                ENG__AMX_BG(2, 5, p, G);                                                           \
+                ENG__AMX_BG(3, 6, p, G);                                                           \
+                ENG__AMX_BG(4, 7, p, G);                                                           \
+            }                                                                                      \
+        }                                                                                          \
+    }
+ENG__AMX_PASS(1)
+ENG__AMX_PASS(2)
+ENG__AMX_PASS(3)
+ENG__AMX_PASS(4)
+ENG__AMX_PASS(5)
+#undef ENG__AMX_PASS
+#undef ENG__AMX_BG
+#undef ENG__AMX_B
+
+/* More than one pass of row blocks (a full forward) cuts K into blocks of
+ * 1,024 columns, so that a pass's packed rows (80 x 1,024 x 3 parts, 480
+ * KiB) and a task's weights for that block stay in L2 while every weight
+ * block and every pass reuse them; one pass (a hole step) streams K whole. */
+ENG__AMX void eng__amx_gemm(const uint16_t *W, int K, const uint16_t *xp, int M, float *Y, int ldy,
+                            int N, bool acc) {
+    const size_t per = eng__amx_xpack_elems(16, K);
+    const int nblk = (M + 15) / 16, nct = K / 32, kcb = nblk > ENG__AMX_GMAX ? 32 : nct;
+    float cbuf[ENG__AMX_GMAX][256] __attribute__((aligned(64)));
+    eng__amx_config();
+    for (int kb = 0; kb < nct; kb += kcb) {
+        const int nc = BASE_MIN(kcb, nct - kb);
+        for (int b0 = 0; b0 < nblk; b0 += ENG__AMX_GMAX) {
+            const int G = BASE_MIN(ENG__AMX_GMAX, nblk - b0);
+            const uint16_t *x = xp + (size_t)b0 * per + (size_t)kb * 1536;
+            for (int n = 0; n + 16 <= N; n += 16) {
+                const uint16_t *w = W + (size_t)n * K + (size_t)kb * 32;
+                const uint16_t *wn = n + 32 <= N ? w + (size_t)16 * K : NULL;
+                _tile_zero(3);
+                _tile_zero(4);
+                _tile_zero(5);
+                _tile_zero(6);
+                _tile_zero(7);
+                switch (G) {
+                case 1:
+                    eng__amx_pass1(w, K, nc, x, per, wn);
+                    break;
+                case 2:
+                    eng__amx_pass2(w, K, nc, x, per, wn);
+                    break;
+                case 3:
+                    eng__amx_pass3(w, K, nc, x, per, wn);
+                    break;
+                case 4:
+                    eng__amx_pass4(w, K, nc, x, per, wn);
+                    break;
+                default:
+                    eng__amx_pass5(w, K, nc, x, per, wn);
+                    break;
+                }
+                _tile_stored(3, cbuf[0], 64);
+                _tile_stored(4, cbuf[1], 64);
+                _tile_stored(5, cbuf[2], 64);
+                _tile_stored(6, cbuf[3], 64);
+                _tile_stored(7, cbuf[4], 64);
+                for (int g = 0; g < G; g++) {
+                    const int m0 = (b0 + g) * 16;
+                    eng__amx_store(cbuf[g], BASE_MIN(16, M - m0), Y + (int64_t)m0 * ldy + n, ldy,
+                                   acc || kb > 0);
+                }
+            }
+        }
+    }
+    _tile_release();
+}
+
+#else /* not x86-64 */
+
+bool eng__amx_available(void) { return false; }
+void eng__amx_pack_x(const float *X, int ldx, int M, int K, int blk, int c0, int c1, uint16_t *xp) {
+    (void)X, (void)ldx, (void)M, (void)K, (void)blk, (void)c0, (void)c1, (void)xp;
+}
+void eng__amx_gemm(const uint16_t *W, int K, const uint16_t *xp, int M, float *Y, int ldy, int N,
+                   bool acc) {
+    (void)W, (void)K, (void)xp, (void)M, (void)Y, (void)ldy, (void)N, (void)acc;
+}
+
+#endif

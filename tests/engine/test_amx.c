@@ -1,0 +1,255 @@
+/* The BF16 matmuls on Intel AMX (engine/cpu/amx.c), where the CPU and the OS
+ * allow them (exit 77 elsewhere: nothing here can run without the tile unit).
+ *
+ *   (a) The split of each f32 activation into three bf16 parts is lossless:
+ *       with one-hot weight rows (W[n][k] = 1 for k = n) every output equals
+ *       its input bit for bit, for values with full 24-bit mantissas, both
+ *       signs and exponents from 2^-100 to 2^100.
+ *   (b) Against a double reference on random bf16 weights: products of a part
+ *       and a weight are exact in f32, and each output is a sum of 3K of
+ *       them rounded once per addition, so |y - ref| <= 3K u S with u = 2^-24
+ *       and S = sum_k |x_k w_k| (plus one rounding of the first Y when
+ *       accumulating). The test allows 2x. Shapes: one row, a hole step's
+ *       17 and 34 rows, more than the five blocks of one pass (the K-blocked
+ *       path, K = 2048), N of one block to several, K from 32 to 4864;
+ *       accumulate on and off; rows and columns outside Y untouched.
+ *   (c) Through the backend on a tiny BF16 checkpoint whose FFN width (200)
+ *       leaves a tail of 8 weight rows for the FMA kernel and whose down
+ *       projection (K = 200) stays off AMX: logits against the scalar
+ *       reference and against the same machine with INFILLD_CPU_AMX=0,
+ *       for 37 and 260 positions (more than one packed slice of 240 rows);
+ *       the device names AMX only for BF16 weights and only when it is on. */
+#include "tmodel.h"
+
+#include "check.h"
+#include "cpu_impl.h"
+#include "engine.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static uint32_t rnd(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+static float bf16_to_f32(uint16_t b) {
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* A float with a random 23-bit mantissa, sign and exponent in [lo, hi]. */
+static float rand_full(int lo, int hi) {
+    uint32_t e = (uint32_t)(127 + lo + (int)(rnd() % (uint32_t)(hi - lo + 1)));
+    uint32_t u = ((rnd() & 1u) << 31) | (e << 23) | ((rnd() << 7 ^ rnd()) & 0x7FFFFFu);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static uint16_t *pack(const float *X, int ldx, int M, int K) {
+    uint16_t *xp = aligned_alloc(64, (eng__amx_xpack_elems(M, K) * 2 + 63) / 64 * 64);
+    for (int b = 0; b < (M + 15) / 16; b++) /* in two column ranges, as the backend may */
+        for (int h = 0; h < 2; h++)
+            eng__amx_pack_x(X, ldx, M, K, b, K / 32 * h / 2, K / 32 * (h + 1) / 2, xp);
+    return xp;
+}
+
+static void test_split_exact(void) {
+    enum { M = 19, N = 64, K = 64 };
+    float *X = malloc(sizeof(float) * M * K), *Y = malloc(sizeof(float) * M * N);
+    uint16_t *W = calloc((size_t)N * K, 2);
+    for (int i = 0; i < M * K; i++)
+        X[i] = rand_full(-100, 100);
+    for (int n = 0; n < N; n++)
+        W[(size_t)n * K + n] = 0x3F80; /* 1.0 */
+    uint16_t *xp = pack(X, K, M, K);
+    eng__amx_gemm(W, K, xp, M, Y, N, N, false);
+    int same = 0;
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++)
+            same += memcmp(&Y[m * N + n], &X[m * K + n], 4) == 0;
+    CHECK_EQ_I(same, M * N);
+    free(X);
+    free(Y);
+    free(W);
+    free(xp);
+}
+
+static void test_shape(int M, int N, int K, bool acc) {
+    const int ldy = N + 3;
+    float *X = malloc(sizeof(float) * (size_t)M * K);
+    float *Y = malloc(sizeof(float) * (size_t)(M + 1) * ldy);
+    float *Y0 = malloc(sizeof(float) * (size_t)(M + 1) * ldy);
+    uint16_t *W = malloc((size_t)N * K * 2);
+    for (size_t i = 0; i < (size_t)M * K; i++)
+        X[i] = i % 97 == 5 ? 0.0f : rand_full(-8, 3);
+    for (size_t i = 0; i < (size_t)N * K; i++) {
+        float f = rand_full(-12, -1);
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        W[i] = (uint16_t)(u >> 16);
+    }
+    for (size_t i = 0; i < (size_t)(M + 1) * ldy; i++)
+        Y0[i] = (float)(rnd() % 2001) / 1000.0f - 1.0f;
+    memcpy(Y, Y0, sizeof(float) * (size_t)(M + 1) * ldy);
+    uint16_t *xp = pack(X, K, M, K);
+    eng__amx_gemm(W, K, xp, M, Y, ldy, N, acc);
+    double worst = 0;
+    int outside = 0;
+    for (int m = 0; m <= M; m++)
+        for (int n = 0; n < ldy; n++) {
+            const size_t at = (size_t)m * ldy + n;
+            if (m == M || n >= N) {
+                outside += Y[at] != Y0[at];
+                continue;
+            }
+            double ref = acc ? Y0[at] : 0, S = acc ? fabs(Y0[at]) : 0;
+            for (int k = 0; k < K; k++) {
+                const double p = (double)X[(size_t)m * K + k] * bf16_to_f32(W[(size_t)n * K + k]);
+                ref += p;
+                S += fabs(p);
+            }
+            const double bound = (3.0 * K + 1) * 0x1p-24 * S + 1e-30;
+            worst = fmax(worst, fabs(Y[at] - ref) / bound);
+        }
+    fprintf(stderr, "amx %3d x %3d x %4d acc %d: error %.3f of the bound\n", M, N, K, acc, worst);
+    CHECK(worst <= 2.0);
+    CHECK_EQ_I(outside, 0);
+    free(X);
+    free(Y);
+    free(Y0);
+    free(W);
+    free(xp);
+}
+
+/* ---- through the backend ------------------------------------------------------------ */
+
+static char *g_root;
+
+static eng_model *load(const char *dir, bool ref, bool amx) {
+    if (ref)
+        setenv("INFILLD_CPU_KERNEL", "reference", 1);
+    if (!amx)
+        setenv("INFILLD_CPU_AMX", "0", 1);
+    eng_load_opts o;
+    eng_load_opts_default(&o);
+    o.device = ENG_DEVICE_CPU;
+    o.n_threads = 2;
+    eng_error err = {0};
+    eng_model *m = eng_model_load(dir, &o, &err);
+    unsetenv("INFILLD_CPU_KERNEL");
+    unsetenv("INFILLD_CPU_AMX");
+    if (!m)
+        fprintf(stderr, "load %s: %s\n", dir, err.msg);
+    CHECK(m != NULL);
+    return m;
+}
+
+static float *forward_all(eng_model *m, const int32_t *tok, int len) {
+    const int V = eng_model_get_info(m)->vocab_size;
+    eng_error err = {0};
+    eng_ctx *c = eng_ctx_new(m, 1, len, &err);
+    CHECK(c != NULL);
+    float *out = calloc((size_t)len * V, sizeof(float));
+    int32_t *rows = malloc((size_t)len * sizeof *rows);
+    for (int i = 0; i < len; i++)
+        rows[i] = i;
+    eng_batch b = {1, len, tok, NULL};
+    CHECK_EQ_I(eng_forward(c, &b, rows, len, out), BASE_OK);
+    free(rows);
+    eng_ctx_free(c);
+    return out;
+}
+
+static double row_err(const float *a, const float *b, int n_rows, int V) {
+    double worst = 0;
+    for (int r = 0; r < n_rows; r++) {
+        double md = 0, mb = 0;
+        for (int v = 0; v < V; v++) {
+            md = fmax(md, fabs((double)a[(size_t)r * V + v] - b[(size_t)r * V + v]));
+            mb = fmax(mb, fabs((double)b[(size_t)r * V + v]));
+        }
+        worst = fmax(worst, mb > 0 ? md / mb : md);
+    }
+    return worst;
+}
+
+static void test_backend(bool bf16) {
+    tm_spec s = tm_default(TM_DREAM);
+    s.bf16 = bf16;
+    s.ff = 200;
+    s.seed = 31 + bf16;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/m%d", g_root, bf16);
+    CHECK_EQ_I(tm_write(dir, &s), 0);
+    eng_model *ref = load(dir, true, true), *on = load(dir, false, true),
+              *off = load(dir, false, false);
+    if (!ref || !on || !off)
+        goto done;
+    CHECK((strstr(eng_model_device_desc(on), "BF16 on AMX") != NULL) == bf16);
+    CHECK(strstr(eng_model_device_desc(off), "AMX") == NULL);
+    CHECK(strstr(eng_model_device_desc(ref), "AMX") == NULL);
+    static const int lens[] = {37, 260};
+    for (int i = 0; i < 2; i++) {
+        const int len = lens[i];
+        int32_t *tok = malloc(sizeof(int32_t) * (size_t)len);
+        for (int t = 0; t < len; t++)
+            tok[t] = (int32_t)(rnd() % (uint32_t)s.vocab);
+        float *lr = forward_all(ref, tok, len), *lon = forward_all(on, tok, len),
+              *loff = forward_all(off, tok, len);
+        const double e_ref = row_err(lon, lr, len, s.vocab),
+                     e_off = row_err(lon, loff, len, s.vocab);
+        fprintf(stderr, "backend %s, %d positions [%s]: vs reference %.3g, vs AMX off %.3g\n",
+                bf16 ? "bf16" : "f32", len, eng_model_device_desc(on), e_ref, e_off);
+        CHECK(e_ref <= 1e-5);
+        CHECK(e_off <= 1e-5);
+        free(tok);
+        free(lr);
+        free(lon);
+        free(loff);
+    }
+done:
+    eng_model_free(ref);
+    eng_model_free(on);
+    eng_model_free(off);
+}
+
+int main(void) {
+    if (!eng__amx_available()) {
+        fprintf(stderr, "skipped: no AMX-BF16 tile unit on this CPU (or not granted by the OS)\n");
+        return 77;
+    }
+    setenv("INFILLD_CPU_AMX", "0", 1);
+    CHECK(!eng__amx_available());
+    unsetenv("INFILLD_CPU_AMX");
+    test_split_exact();
+    static const int shapes[][3] = {{1, 16, 32},     {17, 48, 896}, {34, 160, 896}, {34, 64, 4864},
+                                    {100, 48, 2048}, {81, 16, 64},  {34, 32, 96}};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(shapes); i++)
+        for (int acc = 0; acc < 2; acc++)
+            test_shape(shapes[i][0], shapes[i][1], shapes[i][2], acc);
+    if (!tm_have_tokenizer()) {
+        fprintf(stderr, "no Qwen tokenizer.json (run ./bootstrap.sh): backend checks left out\n");
+        CHECK(false);
+    } else {
+        g_root = tm_tmpdir();
+        CHECK(g_root != NULL);
+        if (g_root) {
+            base_log_set_level(BASE_LOG_WARN);
+            test_backend(true);
+            test_backend(false);
+            tm_rmrf(g_root);
+            free(g_root);
+        }
+    }
+    return check_finish("test_amx");
+}
