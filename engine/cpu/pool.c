@@ -1,7 +1,12 @@
 /* A small fork-join thread pool for the CPU backend: the caller is thread 0,
- * workers sleep on a condition variable between parallel loops (no spinning,
- * so OpenBLAS or other processes get the cores in between), tasks are handed
- * out through an atomic counter. Also dtype conversions shared by the engine. */
+ * tasks are handed out through an atomic counter. Between parallel loops a
+ * worker first spins for a short while (ENG__SPIN_NS) on the loop counter,
+ * then sleeps on a condition variable, and the caller waits for the last
+ * worker the same way: a step runs a few hundred short loops back to back,
+ * and a sleeping thread's wake-up (tens of microseconds in a VM) was paid
+ * at every one of them, while after the step the threads still give the
+ * cores back within the bound. INFILLD_CPU_SPIN_US sets the bound (0: sleep
+ * at once). Also dtype conversions shared by the engine. */
 #define _GNU_SOURCE
 #include "engine_impl.h"
 
@@ -10,6 +15,12 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+enum { ENG__SPIN_NS = 100000 };
 
 struct eng__pool {
     int n; /* threads including the caller */
@@ -22,10 +33,40 @@ struct eng__pool {
     void *arg;
     int n_tasks;
     atomic_int next;
-    unsigned gen; /* bumped for every parallel loop */
-    int running;  /* workers still inside the current loop */
+    atomic_uint gen;    /* bumped for every parallel loop (release: fn, arg, n_tasks) */
+    atomic_int running; /* workers still inside the current loop */
     bool quit;
+    int64_t spin_ns;
 };
+
+static int64_t eng__pool_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static inline void eng__pool_pause(void) {
+#if defined(__x86_64__)
+    _mm_pause();
+#endif
+}
+
+/* Spins up to spin_ns until *v != seen (gen) or == 0 (running, seen = -1);
+ * true when it happened. */
+static bool eng__pool_spin(const eng__pool *p, const atomic_uint *gen, unsigned seen,
+                           const atomic_int *running) {
+    if (p->spin_ns <= 0)
+        return false;
+    const int64_t t0 = eng__pool_now();
+    for (int i = 0;; i++) {
+        if (gen ? atomic_load_explicit(gen, memory_order_acquire) != seen
+                : atomic_load_explicit(running, memory_order_acquire) == 0)
+            return true;
+        if ((i & 63) == 63 && eng__pool_now() - t0 > p->spin_ns)
+            return false;
+        eng__pool_pause();
+    }
+}
 
 typedef struct {
     eng__pool *p;
@@ -46,20 +87,25 @@ static void *eng__pool_main(void *argp) {
     free(argp);
     eng__pool *p = a.p;
     unsigned seen = 0;
-    pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->quit && p->gen == seen)
-            pthread_cond_wait(&p->cv_work, &p->mu);
-        if (p->quit)
-            break;
-        seen = p->gen;
-        pthread_mutex_unlock(&p->mu);
+        if (!eng__pool_spin(p, &p->gen, seen, NULL)) {
+            pthread_mutex_lock(&p->mu);
+            while (!p->quit && atomic_load(&p->gen) == seen)
+                pthread_cond_wait(&p->cv_work, &p->mu);
+            const bool quit = p->quit;
+            pthread_mutex_unlock(&p->mu);
+            if (quit)
+                break;
+        }
+        seen = atomic_load_explicit(&p->gen, memory_order_acquire);
         eng__pool_drain(p, a.tid);
-        pthread_mutex_lock(&p->mu);
-        if (--p->running == 0)
+        if (atomic_fetch_sub_explicit(&p->running, 1, memory_order_acq_rel) == 1) {
+            /* Under the mutex: the caller checks running and sleeps under it. */
+            pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->cv_done);
+            pthread_mutex_unlock(&p->mu);
+        }
     }
-    pthread_mutex_unlock(&p->mu);
     return NULL;
 }
 
@@ -70,6 +116,10 @@ eng__pool *eng__pool_new(int n_threads) {
     if (!p)
         return NULL;
     p->n = 1;
+    const char *sp = getenv("INFILLD_CPU_SPIN_US");
+    p->spin_ns = sp ? (int64_t)atoi(sp) * 1000 : ENG__SPIN_NS;
+    atomic_init(&p->gen, 0);
+    atomic_init(&p->running, 0);
     pthread_mutex_init(&p->mu, NULL);
     pthread_mutex_init(&p->run_mu, NULL);
     pthread_cond_init(&p->cv_work, NULL);
@@ -99,7 +149,7 @@ void eng__pool_free(eng__pool *p) {
     if (!p)
         return;
     pthread_mutex_lock(&p->mu);
-    p->quit = true;
+    p->quit = true; /* a spinning worker sees it once its spin ends */
     pthread_cond_broadcast(&p->cv_work);
     pthread_mutex_unlock(&p->mu);
     for (int i = 1; i < p->n; i++)
@@ -128,15 +178,17 @@ void eng__pool_run(eng__pool *p, eng__task_fn fn, void *arg, int n_tasks) {
     p->arg = arg;
     p->n_tasks = n_tasks;
     atomic_store(&p->next, 0);
-    p->running = p->n - 1;
-    p->gen++;
+    atomic_store(&p->running, p->n - 1);
+    atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
     pthread_cond_broadcast(&p->cv_work);
     pthread_mutex_unlock(&p->mu);
     eng__pool_drain(p, 0);
-    pthread_mutex_lock(&p->mu);
-    while (p->running > 0)
-        pthread_cond_wait(&p->cv_done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    if (!eng__pool_spin(p, NULL, 0, &p->running)) {
+        pthread_mutex_lock(&p->mu);
+        while (atomic_load(&p->running) > 0)
+            pthread_cond_wait(&p->cv_done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
     pthread_mutex_unlock(&p->run_mu);
 }
 
