@@ -76,6 +76,9 @@ struct eng_backend {
     /* BF16 matmuls on the AMX tile unit (cpu/amx.c): the AVX-512 kernels are
      * in use and the CPU and OS allow it. */
     bool amx;
+    /* BF16 matmuls of few rows through the outer-product panel kernels
+     * (k->gemm_panels); INFILLD_CPU_PANELS=0 keeps the dot-product kernels. */
+    bool panels;
     float *small;                  /* owns every f32 copy below */
     float **attn_norm, **ffn_norm; /* [n_layer] -> (d) */
     float **bq, **bk, **bv;        /* [n_layer] -> (qd) / (kvd); NULL without biases */
@@ -229,6 +232,8 @@ static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opt
     }
     be->amx = has_bf16 && be->path != ENG__PATH_REF && strcmp(be->k->name, "AVX-512") == 0 &&
               eng__amx_available();
+    const char *pe = getenv("INFILLD_CPU_PANELS");
+    be->panels = be->path != ENG__PATH_REF && be->k->gemm_panels && !(pe && strcmp(pe, "0") == 0);
     const char *mr = getenv("INFILLD_CPU_BLAS_MIN_ROWS");
     be->blas_min_rows = mr ? atoi(mr) : 64;
 
@@ -466,6 +471,19 @@ static bool eng__mm_amx(const eng_bctx *c, const eng_tensor *W) {
     return c->be->amx && W->dtype == ENG_BF16 && W->cols % 32 == 0 && W->rows >= 16;
 }
 
+/* Whether a matmul of M rows with W runs on the panel kernels: BF16
+ * weights, few rows, not on AMX. */
+static bool eng__mm_panels(const eng_bctx *c, const eng_tensor *W, int M) {
+    const eng_backend *be = c->be;
+    return be->panels && W->dtype == ENG_BF16 && !eng__mm_amx(c, W) &&
+           (be->path == ENG__PATH_SIMD || (be->path == ENG__PATH_BLAS && M < be->blas_min_rows));
+}
+
+/* K in chunks of at most this many columns on the panel path: the next
+ * chunk's weights are prefetched while the kernels run on this one (128 to
+ * 1,024 were within the noise of each other on a hole step). */
+enum { ENG__PKC = 512 };
+
 static void eng__mm_task(void *arg, int task, int tid) {
     const eng__mm_job *j = arg;
     eng_backend *be = j->c->be;
@@ -502,6 +520,30 @@ static void eng__mm_task(void *arg, int task, int tid) {
         if (j->bias)
             for (int m = 0; m < m1 - m0; m++)
                 for (int n = 0; n < n1 - n0; n++)
+                    Y[(int64_t)m * j->ldy + n] += j->bias[n0 + n];
+        return;
+    }
+    if (eng__mm_panels(j->c, j->W, j->M)) {
+        const int M = m1 - m0, N1 = n1 - n0;
+        const int nkc = (K + ENG__PKC - 1) / ENG__PKC, kc = ((K + nkc - 1) / nkc + 31) & ~31;
+        float *t = j->c->wtile[tid];
+        const char *w = (const char *)j->W->data + (size_t)n0 * (size_t)K * 2;
+        be->k->panels(j->W, n0, N1, 0, BASE_MIN(kc, K), t);
+        for (int k0 = 0; k0 < K; k0 += kc) {
+            const int kn = k0 + kc;
+            if (kn < K && be->k->prefetch_rows)
+                be->k->prefetch_rows(w + (size_t)kn * 2, (size_t)K * 2, N1,
+                                     (size_t)BASE_MIN(kc, K - kn) * 2);
+            be->k->gemm_panels(X + k0, j->ldx, t, BASE_MIN(kc, K - k0), Y, j->ldy, M, N1,
+                               j->acc || k0 > 0);
+            if (be->k->prefetch_rows)
+                be->k->prefetch_rows(NULL, 0, 0, 0);
+            if (kn < K)
+                be->k->panels(j->W, n0, N1, kn, BASE_MIN(kc, K - kn), t);
+        }
+        if (j->bias)
+            for (int m = 0; m < M; m++)
+                for (int n = 0; n < N1; n++)
                     Y[(int64_t)m * j->ldy + n] += j->bias[n0 + n];
         return;
     }
@@ -609,6 +651,8 @@ static int eng__mm_plan(eng_bctx *c, eng__mm_job *j, const float *X, int ldx, in
         nb = nb < 8 ? 8 : nb > 64 ? 64 : nb;
     }
     const bool amx = eng__mm_amx(c, W);
+    if (eng__mm_panels(c, W, M))
+        nb = 48; /* three panels: the kernels' widest group */
     if (amx) {
         /* Blocks of 16 rows (the tile unit's); 4 tasks a thread, at most
          * ENG__NB rows (the scratch of a tail's conversion is not needed for

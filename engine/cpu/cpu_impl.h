@@ -40,6 +40,17 @@ typedef struct eng__kernels {
     /* Optional (NULL: none): prefetch [p, p + bytes) into L2 while the next gemm
      * calls of this thread compute, a line per inner step. */
     void (*prefetch_during)(const void *p, size_t bytes);
+    /* Optional (NULL: none), the outer-product path for BF16 weights and few
+     * rows: rows [row0, row0 + nrows) (nrows <= 48) and columns [k0, k0 + kc)
+     * of w as f32 panels of 16 rows, k-major: out[(p kc + k) 16 + j] =
+     * w[row0 + 16 p + j][k0 + k], rows >= nrows zero. */
+    void (*panels)(const eng_tensor *w, int64_t row0, int nrows, int k0, int kc, float *out);
+    /* Y[m, n] = (acc ? Y[m, n] : 0) + sum_k X[m, k] P[n / 16][k][n % 16] for n < N. */
+    void (*gemm_panels)(const float *X, int ldx, const float *P, int K, float *Y, int ldy, int M,
+                        int N, bool acc);
+    /* Optional: prefetch `rows` rows of `bytes` bytes, `ld` bytes apart from
+     * p, into L2 while the next gemm_panels calls of this thread compute. */
+    void (*prefetch_rows)(const void *p, size_t ld, int rows, size_t bytes);
     /* Y[m, n] = (acc ? Y[m, n] : 0) + sum_k X[m, k] W[n, k] for a block-type
      * W (rows at W, row_bytes apart) and X quantised per row into K / 32
      * blocks, ldxb blocks apart (cpu/qdot.c). */

@@ -497,6 +497,178 @@ ENG__AVX512 static void eng__gemm_avx512(const float *X, int ldx, const float *W
                            acc || k0 > 0);
 }
 
+/* ---- the outer-product path (BF16 weights, few rows) ----
+ * The dot-product kernel above sums 16 lanes of one (row, weight row) pair
+ * and reduces them at the end; here each lane is its own output: a weight
+ * vector holds 16 weight rows at one k (a panel), each X value is broadcast,
+ * and R x NP accumulators (R <= 8 rows, NP <= 3 panels) take one FMA per
+ * vector and k, with no reduction and one load per FMA group. On a hot tile
+ * it ran ~1.6x the dot-product kernel's rate (105 against 64 G/s, one core of
+ * a Sapphire Rapids Xeon). The panels cost a transpose, done on pairs of
+ * bf16 (one 32-bit word): 16 rows x 32 columns per 16 x 16 word transpose. */
+
+/* Rows of memory to prefetch into L2 while the panel kernel computes, one
+ * line per k step (per thread; set by eng__prefetch_rows). */
+static _Thread_local const char *eng__pr_base;
+static _Thread_local size_t eng__pr_ld, eng__pr_bytes, eng__pr_off;
+static _Thread_local int eng__pr_rows, eng__pr_row;
+
+static void eng__prefetch_rows_x86(const void *p, size_t ld, int rows, size_t bytes) {
+    eng__pr_base = p;
+    eng__pr_ld = ld;
+    eng__pr_rows = p ? rows : 0;
+    eng__pr_bytes = bytes;
+    eng__pr_row = 0;
+    eng__pr_off = 0;
+}
+
+/* r[j] <- column j of the 16 x 16 matrix of 32-bit words whose row j is r[j]. */
+ENG__AVX512 static inline void eng__transpose16_512(__m512 r[16]) {
+    __m512 t[16];
+    for (int j = 0; j < 16; j += 2) {
+        t[j] = _mm512_unpacklo_ps(r[j], r[j + 1]);
+        t[j + 1] = _mm512_unpackhi_ps(r[j], r[j + 1]);
+    }
+    for (int j = 0; j < 16; j += 4) {
+        r[j] = _mm512_shuffle_ps(t[j], t[j + 2], 0x44);
+        r[j + 1] = _mm512_shuffle_ps(t[j], t[j + 2], 0xEE);
+        r[j + 2] = _mm512_shuffle_ps(t[j + 1], t[j + 3], 0x44);
+        r[j + 3] = _mm512_shuffle_ps(t[j + 1], t[j + 3], 0xEE);
+    }
+    for (int j = 0; j < 4; j++) {
+        t[j] = _mm512_shuffle_f32x4(r[j], r[j + 4], 0x88);
+        t[j + 4] = _mm512_shuffle_f32x4(r[j], r[j + 4], 0xDD);
+        t[j + 8] = _mm512_shuffle_f32x4(r[j + 8], r[j + 12], 0x88);
+        t[j + 12] = _mm512_shuffle_f32x4(r[j + 8], r[j + 12], 0xDD);
+    }
+    for (int j = 0; j < 4; j++) {
+        r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
+        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xDD);
+        r[j + 4] = _mm512_shuffle_f32x4(t[j + 4], t[j + 12], 0x88);
+        r[j + 12] = _mm512_shuffle_f32x4(t[j + 4], t[j + 12], 0xDD);
+    }
+}
+
+ENG__AVX512 static void eng__panels_avx512(const eng_tensor *w, int64_t row0, int nrows, int k0,
+                                           int kc, float *out) {
+    const int64_t K = w->cols;
+    const uint16_t *src = (const uint16_t *)w->data + row0 * K + k0;
+    const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+    for (int p = 0; p * 16 < nrows; p++) {
+        const int rows = BASE_MIN(16, nrows - 16 * p);
+        float *P = out + (size_t)p * kc * 16;
+        for (int k = 0; k < kc; k += 32) {
+            /* Row j's 32 bf16 as 16 words (k + 2i, k + 2i + 1); columns past kc are 0. */
+            const int left = kc - k;
+            const __mmask16 km =
+                left >= 32 ? (__mmask16)0xffff : (__mmask16)((1u << (left / 2)) - 1);
+            __m512 r[16];
+            for (int j = 0; j < 16; j++)
+                r[j] = j < rows ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(
+                                      km, src + (int64_t)(16 * p + j) * K + k))
+                                : _mm512_setzero_ps();
+            if (left < 32 && left % 2) /* an odd tail: the last word's high half is past kc */
+                for (int j = 0; j < rows; j++)
+                    r[j] = _mm512_castsi512_ps(_mm512_mask_blend_epi32(
+                        (__mmask16)(1u << (left / 2)), _mm512_castps_si512(r[j]),
+                        _mm512_set1_epi32(src[(int64_t)(16 * p + j) * K + k + left - 1])));
+            eng__transpose16_512(r);
+            /* r[i]: lane j = the pair i of row j; low half k + 2i, high half k + 2i + 1. */
+            for (int i = 0; i < 16 && k + 2 * i < kc; i++) {
+                const __m512i v = _mm512_castps_si512(r[i]);
+                _mm512_store_ps(P + (size_t)(k + 2 * i) * 16,
+                                _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)));
+                if (k + 2 * i + 1 < kc)
+                    _mm512_store_ps(P + (size_t)(k + 2 * i + 1) * 16,
+                                    _mm512_castsi512_ps(_mm512_and_si512(v, hi)));
+            }
+        }
+    }
+}
+
+#define ENG__GP(R, NP)                                                                             \
+    ENG__AVX512 static void eng__gp512_##R##_##NP(const float *x, int ldx, const float *P, int K,  \
+                                                  float *Y, int ldy, __mmask16 last, bool acc) {   \
+        __m512 c[R][NP];                                                                           \
+        _Pragma("GCC unroll 8") for (int i = 0; i < R; i++)                                        \
+            _Pragma("GCC unroll 3") for (int p = 0; p < NP; p++) c[i][p] = _mm512_setzero_ps();    \
+        /* The prefetch walk in locals (one line every other k). */                                \
+        const char *pb = eng__pr_base;                                                             \
+        const size_t pld = eng__pr_ld, pbytes = eng__pr_bytes;                                     \
+        const int prows = eng__pr_rows;                                                            \
+        int prow = eng__pr_row;                                                                    \
+        size_t poff = eng__pr_off;                                                                 \
+        for (int k = 0; k < K; k++) {                                                              \
+            if ((k & 1) == 0 && prow < prows) {                                                    \
+                _mm_prefetch(pb + (size_t)prow * pld + poff, _MM_HINT_T1);                         \
+                poff += 64;                                                                        \
+                if (poff >= pbytes) {                                                              \
+                    poff = 0;                                                                      \
+                    prow++;                                                                        \
+                }                                                                                  \
+            }                                                                                      \
+            __m512 w[NP];                                                                          \
+            _Pragma("GCC unroll 3") for (int p = 0; p < NP; p++) w[p] =                            \
+                _mm512_load_ps(P + ((size_t)p * K + k) * 16);                                      \
+            _Pragma("GCC unroll 8") for (int i = 0; i < R; i++) {                                  \
+                const __m512 a = _mm512_set1_ps(x[(int64_t)i * ldx + k]);                          \
+                _Pragma("GCC unroll 3") for (int p = 0; p < NP; p++) c[i][p] =                     \
+                    _mm512_fmadd_ps(a, w[p], c[i][p]);                                             \
+            }                                                                                      \
+        }                                                                                          \
+        eng__pr_row = prow;                                                                        \
+        eng__pr_off = poff;                                                                        \
+        _Pragma("GCC unroll 8") for (int i = 0; i < R; i++)                                        \
+            _Pragma("GCC unroll 3") for (int p = 0; p < NP; p++) {                                 \
+            const __mmask16 mk = p == NP - 1 ? last : (__mmask16)0xffff;                           \
+            float *y = Y + (int64_t)i * ldy + 16 * p;                                              \
+            _mm512_mask_storeu_ps(                                                                 \
+                y, mk, acc ? _mm512_add_ps(_mm512_maskz_loadu_ps(mk, y), c[i][p]) : c[i][p]);      \
+        }                                                                                          \
+    }
+#define ENG__GP3(R) ENG__GP(R, 1) ENG__GP(R, 2) ENG__GP(R, 3)
+ENG__GP3(1)
+ENG__GP3(2)
+ENG__GP3(3)
+ENG__GP3(4)
+ENG__GP3(5)
+ENG__GP3(6)
+ENG__GP3(7)
+ENG__GP3(8)
+#undef ENG__GP3
+#undef ENG__GP
+
+typedef void (*eng__gp_fn)(const float *, int, const float *, int, float *, int, __mmask16, bool);
+static const eng__gp_fn eng__gp512[8][3] = {
+#define ENG__ROWFN(R)                                                                              \
+    { eng__gp512_##R##_1, eng__gp512_##R##_2, eng__gp512_##R##_3 }
+    ENG__ROWFN(1), ENG__ROWFN(2), ENG__ROWFN(3), ENG__ROWFN(4),
+    ENG__ROWFN(5), ENG__ROWFN(6), ENG__ROWFN(7), ENG__ROWFN(8),
+#undef ENG__ROWFN
+};
+
+/* Rows in ceil(M / 8) near-equal blocks (34 -> 7, 7, 7, 7, 6), columns in
+ * groups of three panels (48 weight rows), the last group's last panel
+ * masked to N. */
+ENG__AVX512 static void eng__gemm_panels_avx512(const float *X, int ldx, const float *P, int K,
+                                                float *Y, int ldy, int M, int N, bool acc) {
+    const int npan = (N + 15) / 16;
+    for (int p0 = 0; p0 < npan; p0 += 3) {
+        const int np = BASE_MIN(3, npan - p0);
+        const int cols = BASE_MIN(N - 16 * p0, 16 * np);
+        const int rem = cols - 16 * (np - 1);
+        const __mmask16 last = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
+        const int nblk = (M + 7) / 8;
+        int m = 0;
+        for (int b = 0; b < nblk; b++) {
+            const int R = (M - m) / (nblk - b) + ((M - m) % (nblk - b) != 0);
+            eng__gp512[R - 1][np - 1](X + (int64_t)m * ldx, ldx, P + (size_t)p0 * K * 16, K,
+                                      Y + (int64_t)m * ldy + 16 * p0, ldy, last, acc);
+            m += R;
+        }
+    }
+}
+
 /* Four query rows at a time share each V row: 4 x 4 accumulators per 64 columns. */
 ENG__AVX512 static void eng__pv_avx512(const float *P, int ldp, int nq, int len, const float *V,
                                        int ldv, float *O, int ldo, int hd) {
@@ -632,6 +804,9 @@ static const eng__kernels eng__k_avx512 = {
     .log = eng__log_avx512,
     .pv = eng__pv_avx512,
     .prefetch_during = eng__prefetch_during_x86,
+    .panels = eng__panels_avx512,
+    .gemm_panels = eng__gemm_panels_avx512,
+    .prefetch_rows = eng__prefetch_rows_x86,
     .qgemm = eng__qgemm_avx2, /* the AVX2 int8 kernels: no AVX-512 version written */
 };
 static const eng__kernels eng__k_avx512_nopf = {

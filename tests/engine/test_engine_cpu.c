@@ -102,10 +102,17 @@ static const char *expected_kernels(const char *kernel) {
     return "portable";
 }
 
-static void test_paths(bool bf16, tm_family fam) {
+/* ff: the FFN width (0: the default); 1,100 gives the down projection a K
+ * that the panel path cuts into three chunks, the last not a multiple of 32.
+ * On a CPU with AMX the BF16 matmuls run there unless amx_off. */
+static void test_paths(bool bf16, tm_family fam, int ff, bool amx_off) {
     tm_spec s = tm_default(fam);
     s.bf16 = bf16;
     s.seed = 7 + bf16;
+    if (ff)
+        s.ff = ff;
+    if (amx_off)
+        setenv("INFILLD_CPU_AMX", "0", 1);
     const char *d = write_model(s);
     enum { LEN = 37 };
     int32_t tok[LEN];
@@ -128,9 +135,9 @@ static void test_paths(bool bf16, tm_family fam) {
             continue;
         float *lk = forward_all(m, tok, NULL, 1, LEN);
         double e = row_err(lk, lr, LEN, s.vocab);
-        fprintf(stderr, "path %s (%s, family %d): rel err %.3g [%s]\n",
-                kernels[k] ? kernels[k] : "default", bf16 ? "bf16" : "f32", fam, e,
-                eng_model_device_desc(m));
+        fprintf(stderr, "path %s (%s, family %d, ff %d%s): rel err %.3g [%s]\n",
+                kernels[k] ? kernels[k] : "default", bf16 ? "bf16" : "f32", fam, s.ff,
+                amx_off ? ", AMX off" : "", e, eng_model_device_desc(m));
         CHECK(e <= 1e-5);
         /* BLAS-backed paths name their own kernels after the sgemm. */
         const char *want = expected_kernels(kernels[k]);
@@ -143,6 +150,7 @@ static void test_paths(bool bf16, tm_family fam) {
     }
     free(lr);
     eng_model_free(ref);
+    unsetenv("INFILLD_CPU_AMX");
 }
 
 /* ---- padding ------------------------------------------------------------------------ */
@@ -530,9 +538,10 @@ int main(void) {
     if (!g_root)
         return 1;
     base_log_set_level(BASE_LOG_WARN);
-    test_paths(false, TM_DREAM);
-    test_paths(true, TM_DREAM);
-    test_paths(false, TM_LLADA);
+    test_paths(false, TM_DREAM, 0, false);
+    test_paths(true, TM_DREAM, 0, false);
+    test_paths(true, TM_DREAM, 1100, true);
+    test_paths(false, TM_LLADA, 0, false);
     test_padding();
     test_step_reductions(TM_DREAM);
     test_step_reductions(TM_LLADA);
