@@ -52,7 +52,8 @@ static int dmn__usage(FILE *f) {
 static int dmn__doctor(int argc, char **argv) {
     printf("infilld %s\n", INFILLD_VERSION);
 #if DMN_HAVE_CLI
-    printf("cpu: %s kernels\n", eng_cpu_kernels_name());
+    printf("cpu: %s kernels%s\n", eng_cpu_kernels_name(),
+           eng_cpu_amx() ? ", BF16 matmuls on AMX" : "");
     char cuda[512];
     eng_cuda_describe(cuda, sizeof cuda);
     printf("cuda: %s\n", cuda);

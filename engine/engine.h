@@ -114,6 +114,10 @@ bool eng_cuda_describe(char *buf, size_t len);
 /* The CPU kernels chosen at run time for this machine ("AVX-512", "AVX2+FMA",
  * "portable"). */
 const char *eng_cpu_kernels_name(void);
+/* Whether BF16 weight matmuls run on the AMX tile unit here: the AVX-512
+ * kernels are chosen, the CPU has AMX-BF16, the OS grants the tile state, and
+ * INFILLD_CPU_AMX is not "0". */
+bool eng_cpu_amx(void);
 /* Human-readable description of the device ("cpu (AVX2+FMA, 2 threads)"). */
 const char *eng_model_device_desc(const eng_model *m);
 

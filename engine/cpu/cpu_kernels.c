@@ -860,3 +860,7 @@ const eng__kernels *eng__kernels_named(const char *name) {
 }
 
 const char *eng_cpu_kernels_name(void) { return eng__kernels_get(true)->name; }
+
+bool eng_cpu_amx(void) {
+    return strcmp(eng__kernels_get(true)->name, "AVX-512") == 0 && eng__amx_available();
+}

@@ -382,7 +382,16 @@ test('infilld doctor reports the model it would use and the backend', { skip: !H
   // The store of contexts kept between requests (setting contextCache).
   assert.match(out, /^context K\/V kept between requests \(contextCache off\): budgets 64 MiB per document, 256 MiB in all: \d+ documents with full contexts$/m);
   // The kernels chosen at run time, and the CUDA devices or why none is usable.
-  assert.match(out, /^cpu: (AVX-512|AVX2\+FMA|portable) kernels$/m);
+  assert.match(out, /^cpu: (AVX-512|AVX2\+FMA|portable) kernels(, BF16 matmuls on AMX)?$/m);
+  // AMX is named exactly where the CPU reports it (Linux grants the tile
+  // state from 5.16 on) and the AVX-512 kernels are in use.
+  let cpuinfo = '';
+  try { cpuinfo = fs.readFileSync('/proc/cpuinfo', 'utf8'); } catch { /* not Linux */ }
+  if (/^cpu: AVX-512 /m.test(out) && process.env.INFILLD_CPU_AMX !== '0')
+    assert.equal(/, BF16 matmuls on AMX$/m.test(out), /\bamx_bf16\b/.test(cpuinfo), out);
+  const noAmx = spawnSync(REAL, ['doctor', '--device', 'cpu'],
+                          { env: { ...env, INFILLD_CPU_AMX: '0' } });
+  assert.doesNotMatch(noAmx.stdout.toString(), /AMX/);
   assert.match(out, /^cuda: (not built \(.+\)|built in; .+|\d+ device\(s\); 0: .+, sm_\d+, .+)$/m);
   r = spawnSync(REAL, ['doctor', '--model', '/nonexistent-model'], { env });
   assert.equal(r.status, 0);
