@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #if defined(__x86_64__)
+#include "transpose512.h"
 #include <cpuid.h>
 #include <immintrin.h>
 #include <sys/syscall.h>
@@ -86,33 +87,6 @@ ENG__AMX static void eng__amx_config(void) {
     _tile_loadconfig(&cfg);
 }
 
-/* r[j] <- column j of the 16 x 16 matrix whose row j is r[j] (32-bit lanes). */
-ENG__AMX static inline void eng__amx_transpose(__m512 r[16]) {
-    __m512 t[16];
-    for (int j = 0; j < 16; j += 2) {
-        t[j] = _mm512_unpacklo_ps(r[j], r[j + 1]);
-        t[j + 1] = _mm512_unpackhi_ps(r[j], r[j + 1]);
-    }
-    for (int j = 0; j < 16; j += 4) {
-        r[j] = _mm512_shuffle_ps(t[j], t[j + 2], 0x44);
-        r[j + 1] = _mm512_shuffle_ps(t[j], t[j + 2], 0xEE);
-        r[j + 2] = _mm512_shuffle_ps(t[j + 1], t[j + 3], 0x44);
-        r[j + 3] = _mm512_shuffle_ps(t[j + 1], t[j + 3], 0xEE);
-    }
-    for (int j = 0; j < 4; j++) {
-        t[j] = _mm512_shuffle_f32x4(r[j], r[j + 4], 0x88);
-        t[j + 4] = _mm512_shuffle_f32x4(r[j], r[j + 4], 0xDD);
-        t[j + 8] = _mm512_shuffle_f32x4(r[j + 8], r[j + 12], 0x88);
-        t[j + 12] = _mm512_shuffle_f32x4(r[j + 8], r[j + 12], 0xDD);
-    }
-    for (int j = 0; j < 4; j++) {
-        r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
-        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xDD);
-        r[j + 4] = _mm512_shuffle_f32x4(t[j + 4], t[j + 12], 0x88);
-        r[j + 12] = _mm512_shuffle_f32x4(t[j + 4], t[j + 12], 0xDD);
-    }
-}
-
 /* Part p (0, 1, 2) of 16 floats: p = 0 the top 8 significant bits
  * (truncated), 1 the next 8 of the remainder, 2 what is left (at most 8
  * bits). Each is exact in bf16 and x = part 0 + part 1 + part 2. */
@@ -144,7 +118,7 @@ ENG__AMX static void eng__amx_pack_block(const float *X, int ldx, int m0, int M,
                 r[m] = (__m512)_mm512_cvtne2ps_pbh(eng__amx_part(_mm512_loadu_ps(x + 16), p),
                                                    eng__amx_part(_mm512_loadu_ps(x), p));
             }
-            eng__amx_transpose(r);
+            eng__transpose16_512(r);
             for (int j = 0; j < 16; j++)
                 _mm512_store_ps(t + p * 256 + j * 16, r[j]);
         }
@@ -162,7 +136,7 @@ ENG__AMX static void eng__amx_store(const float *c, int rows, float *Y, int ldy,
     __m512 r[16];
     for (int j = 0; j < 16; j++)
         r[j] = _mm512_loadu_ps(c + 16 * j);
-    eng__amx_transpose(r);
+    eng__transpose16_512(r);
     for (int m = 0; m < rows; m++) {
         float *y = Y + (int64_t)m * ldy;
         _mm512_storeu_ps(y, acc ? _mm512_add_ps(_mm512_loadu_ps(y), r[m]) : r[m]);

@@ -9,6 +9,8 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+
+#include "transpose512.h"
 #define ENG__X86 1
 #endif
 
@@ -520,33 +522,6 @@ static void eng__prefetch_rows_x86(const void *p, size_t ld, int rows, size_t by
     eng__pr_bytes = bytes;
     eng__pr_row = 0;
     eng__pr_off = 0;
-}
-
-/* r[j] <- column j of the 16 x 16 matrix of 32-bit words whose row j is r[j]. */
-ENG__AVX512 static inline void eng__transpose16_512(__m512 r[16]) {
-    __m512 t[16];
-    for (int j = 0; j < 16; j += 2) {
-        t[j] = _mm512_unpacklo_ps(r[j], r[j + 1]);
-        t[j + 1] = _mm512_unpackhi_ps(r[j], r[j + 1]);
-    }
-    for (int j = 0; j < 16; j += 4) {
-        r[j] = _mm512_shuffle_ps(t[j], t[j + 2], 0x44);
-        r[j + 1] = _mm512_shuffle_ps(t[j], t[j + 2], 0xEE);
-        r[j + 2] = _mm512_shuffle_ps(t[j + 1], t[j + 3], 0x44);
-        r[j + 3] = _mm512_shuffle_ps(t[j + 1], t[j + 3], 0xEE);
-    }
-    for (int j = 0; j < 4; j++) {
-        t[j] = _mm512_shuffle_f32x4(r[j], r[j + 4], 0x88);
-        t[j + 4] = _mm512_shuffle_f32x4(r[j], r[j + 4], 0xDD);
-        t[j + 8] = _mm512_shuffle_f32x4(r[j + 8], r[j + 12], 0x88);
-        t[j + 12] = _mm512_shuffle_f32x4(r[j + 8], r[j + 12], 0xDD);
-    }
-    for (int j = 0; j < 4; j++) {
-        r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
-        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xDD);
-        r[j + 4] = _mm512_shuffle_f32x4(t[j + 4], t[j + 12], 0x88);
-        r[j + 12] = _mm512_shuffle_f32x4(t[j + 4], t[j + 12], 0xDD);
-    }
 }
 
 ENG__AVX512 static void eng__panels_avx512(const eng_tensor *w, int64_t row0, int nrows, int k0,

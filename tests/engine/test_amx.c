@@ -24,6 +24,7 @@
 #include "check.h"
 #include "cpu_impl.h"
 #include "engine.h"
+#include "tforward.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -154,35 +155,6 @@ static eng_model *load(const char *dir, bool ref, bool amx) {
     return m;
 }
 
-static float *forward_all(eng_model *m, const int32_t *tok, int len) {
-    const int V = eng_model_get_info(m)->vocab_size;
-    eng_error err = {0};
-    eng_ctx *c = eng_ctx_new(m, 1, len, &err);
-    CHECK(c != NULL);
-    float *out = calloc((size_t)len * V, sizeof(float));
-    int32_t *rows = malloc((size_t)len * sizeof *rows);
-    for (int i = 0; i < len; i++)
-        rows[i] = i;
-    eng_batch b = {1, len, tok, NULL};
-    CHECK_EQ_I(eng_forward(c, &b, rows, len, out), BASE_OK);
-    free(rows);
-    eng_ctx_free(c);
-    return out;
-}
-
-static double row_err(const float *a, const float *b, int n_rows, int V) {
-    double worst = 0;
-    for (int r = 0; r < n_rows; r++) {
-        double md = 0, mb = 0;
-        for (int v = 0; v < V; v++) {
-            md = fmax(md, fabs((double)a[(size_t)r * V + v] - b[(size_t)r * V + v]));
-            mb = fmax(mb, fabs((double)b[(size_t)r * V + v]));
-        }
-        worst = fmax(worst, mb > 0 ? md / mb : md);
-    }
-    return worst;
-}
-
 static void test_backend(bool bf16) {
     tm_spec s = tm_default(TM_DREAM);
     s.bf16 = bf16;
@@ -204,10 +176,11 @@ static void test_backend(bool bf16) {
         int32_t *tok = malloc(sizeof(int32_t) * (size_t)len);
         for (int t = 0; t < len; t++)
             tok[t] = (int32_t)(rnd() % (uint32_t)s.vocab);
-        float *lr = forward_all(ref, tok, len), *lon = forward_all(on, tok, len),
-              *loff = forward_all(off, tok, len);
-        const double e_ref = row_err(lon, lr, len, s.vocab),
-                     e_off = row_err(lon, loff, len, s.vocab);
+        float *lr = tf_forward_all(ref, tok, NULL, 1, len),
+              *lon = tf_forward_all(on, tok, NULL, 1, len),
+              *loff = tf_forward_all(off, tok, NULL, 1, len);
+        const double e_ref = tf_row_err(lon, lr, len, s.vocab),
+                     e_off = tf_row_err(lon, loff, len, s.vocab);
         fprintf(stderr, "backend %s, %d positions [%s]: vs reference %.3g, vs AMX off %.3g\n",
                 bf16 ? "bf16" : "f32", len, eng_model_device_desc(on), e_ref, e_off);
         CHECK(e_ref <= 1e-5);

@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "engine.h"
+#include "tforward.h"
 
 #include <pthread.h>
 
@@ -42,42 +43,11 @@ static eng_model *load(const char *dir, const char *kernel, int threads) {
     return m;
 }
 
-/* max over rows of max|a - b| / max|b|. */
-static double row_err(const float *a, const float *b, int n_rows, int V) {
-    double worst = 0;
-    for (int r = 0; r < n_rows; r++) {
-        double md = 0, mb = 0;
-        for (int v = 0; v < V; v++) {
-            md = fmax(md, fabs((double)a[(size_t)r * V + v] - b[(size_t)r * V + v]));
-            mb = fmax(mb, fabs((double)b[(size_t)r * V + v]));
-        }
-        worst = fmax(worst, mb > 0 ? md / mb : md);
-    }
-    return worst;
-}
-
 static void canvas(int32_t *t, int n, int V, uint64_t seed) {
     base_rng r;
     base_rng_seed(&r, seed);
     for (int i = 0; i < n; i++)
         t[i] = (int32_t)(base_rng_next(&r) % (uint64_t)V);
-}
-
-static float *forward_all(eng_model *m, const int32_t *tok, const uint8_t *valid, int n_seq,
-                          int len) {
-    const int V = eng_model_get_info(m)->vocab_size;
-    eng_error err = {0};
-    eng_ctx *c = eng_ctx_new(m, n_seq, len, &err);
-    CHECK(c != NULL);
-    float *out = calloc((size_t)n_seq * len * V, sizeof(float));
-    int32_t *rows = malloc((size_t)n_seq * len * sizeof *rows);
-    for (int i = 0; i < n_seq * len; i++)
-        rows[i] = i;
-    eng_batch b = {n_seq, len, tok, valid};
-    CHECK_EQ_I(eng_forward(c, &b, rows, n_seq * len, out), BASE_OK);
-    free(rows);
-    eng_ctx_free(c);
-    return out;
 }
 
 /* ---- paths ------------------------------------------------------------------------ */
@@ -120,7 +90,7 @@ static void test_paths(bool bf16, tm_family fam, int ff, bool amx_off) {
     eng_model *ref = load(d, "reference", 2);
     if (!ref)
         return;
-    float *lr = forward_all(ref, tok, NULL, 1, LEN);
+    float *lr = tf_forward_all(ref, tok, NULL, 1, LEN);
     /* "avx2" = the backend's own SIMD kernels (AVX-512 where the CPU has it);
      * "avx2-only" caps them at AVX2 through INFILLD_CPU_ISA. */
     static const char *kernels[] = {"portable", "avx2", "avx2-only", "blas", NULL};
@@ -133,8 +103,8 @@ static void test_paths(bool bf16, tm_family fam, int ff, bool amx_off) {
         unsetenv("INFILLD_CPU_ISA");
         if (!m)
             continue;
-        float *lk = forward_all(m, tok, NULL, 1, LEN);
-        double e = row_err(lk, lr, LEN, s.vocab);
+        float *lk = tf_forward_all(m, tok, NULL, 1, LEN);
+        double e = tf_row_err(lk, lr, LEN, s.vocab);
         fprintf(stderr, "path %s (%s, family %d, ff %d%s): rel err %.3g [%s]\n",
                 kernels[k] ? kernels[k] : "default", bf16 ? "bf16" : "f32", fam, s.ff,
                 amx_off ? ", AMX off" : "", e, eng_model_device_desc(m));
@@ -176,9 +146,9 @@ static void test_padding(void) {
         tok[2 * LB + i] = i < LA ? a[i] : 1;
         valid[2 * LB + i] = i < LA;
     }
-    float *la = forward_all(m, a, NULL, 1, LA);
-    float *lb = forward_all(m, b, NULL, 1, LB);
-    float *lt = forward_all(m, tok, valid, 3, LB);
+    float *la = tf_forward_all(m, a, NULL, 1, LA);
+    float *lb = tf_forward_all(m, b, NULL, 1, LB);
+    float *lt = tf_forward_all(m, tok, valid, 3, LB);
     bool finite = true, pad_zero = true;
     for (size_t i = 0; i < (size_t)3 * LB * V; i++)
         finite = finite && isfinite(lt[i]);
@@ -188,9 +158,9 @@ static void test_padding(void) {
                 pad_zero = pad_zero && lt[(size_t)r * V + v] == 0.0f;
     CHECK(finite);
     CHECK(pad_zero);
-    double e0 = row_err(lt + (size_t)PAD * V, la, LA, V);
-    double e1 = row_err(lt + (size_t)LB * V, lb, LB, V);
-    double e2 = row_err(lt + (size_t)2 * LB * V, la, LA, V);
+    double e0 = tf_row_err(lt + (size_t)PAD * V, la, LA, V);
+    double e1 = tf_row_err(lt + (size_t)LB * V, lb, LB, V);
+    double e2 = tf_row_err(lt + (size_t)2 * LB * V, la, LA, V);
     fprintf(stderr, "padding: left %.3g, none %.3g, right %.3g\n", e0, e1, e2);
     CHECK(e0 <= 1e-5);
     CHECK(e1 <= 1e-5);
@@ -325,7 +295,7 @@ static void test_step_reductions(tm_family fam) {
         pos[NP / 2 + i] = LEN + i; /* seq 1, including position 0 (row 0 for shifted) */
         tok[8 + i] = s.mask_id;
     }
-    float *lg = forward_all(m, tok, NULL, 2, LEN);
+    float *lg = tf_forward_all(m, tok, NULL, 2, LEN);
     eng_logit_bias bias[2] = {{7, -INFINITY}, {42, 2.5f}};
     eng_sampling cases[] = {
         {ENG_PICK_DREAM, 0.0f, 1.0f, 0, 1, 0, NULL, 0},
@@ -475,15 +445,16 @@ static void test_concurrent_contexts(void) {
     int32_t t1[LEN], t2[LEN];
     canvas(t1, LEN, s.vocab, 41);
     canvas(t2, LEN, s.vocab, 42);
-    float *want1 = forward_all(m, t1, NULL, 1, LEN), *want2 = forward_all(m, t2, NULL, 1, LEN);
+    float *want1 = tf_forward_all(m, t1, NULL, 1, LEN),
+          *want2 = tf_forward_all(m, t2, NULL, 1, LEN);
     conc_arg a1 = {m, t1, LEN, malloc((size_t)LEN * s.vocab * sizeof(float))};
     conc_arg a2 = {m, t2, LEN, malloc((size_t)LEN * s.vocab * sizeof(float))};
     pthread_t th;
     CHECK_EQ_I(pthread_create(&th, NULL, conc_main, &a1), 0);
     conc_main(&a2);
     pthread_join(th, NULL);
-    CHECK(row_err(a1.out, want1, LEN, s.vocab) == 0.0);
-    CHECK(row_err(a2.out, want2, LEN, s.vocab) == 0.0);
+    CHECK(tf_row_err(a1.out, want1, LEN, s.vocab) == 0.0);
+    CHECK(tf_row_err(a2.out, want2, LEN, s.vocab) == 0.0);
     free(a1.out);
     free(a2.out);
     free(want1);
