@@ -34,11 +34,13 @@
 #include <immintrin.h>
 #include <sys/syscall.h>
 
-#define ENG__AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")))
+#define ENG__AMX                                                                                   \
+    __attribute__((target("amx-tile,amx-bf16,amx-int8,avx512f,avx512bw,avx512vl,avx512bf16,"       \
+                          "f16c")))
 
 enum { ENG__AMX_GMAX = 5 }; /* blocks of C per pass */
 
-static bool eng__amx_ok;
+static bool eng__amx_ok, eng__amx_int8_ok;
 static pthread_once_t eng__amx_once = PTHREAD_ONCE_INIT;
 
 static void eng__amx_probe(void) {
@@ -60,6 +62,7 @@ static void eng__amx_probe(void) {
     if (syscall(SYS_arch_prctl, 0x1023, 18) != 0)
         return;
     eng__amx_ok = true;
+    eng__amx_int8_ok = (d & (1u << 25)) != 0; /* AMX-INT8 */
 }
 
 bool eng__amx_available(void) {
@@ -69,6 +72,8 @@ bool eng__amx_available(void) {
     pthread_once(&eng__amx_once, eng__amx_probe);
     return eng__amx_ok;
 }
+
+bool eng__amx_int8_available(void) { return eng__amx_available() && eng__amx_int8_ok; }
 
 typedef struct eng__amx_cfg {
     uint8_t palette, start_row, reserved[14];
@@ -252,15 +257,123 @@ ENG__AMX void eng__amx_gemm(const uint16_t *W, int K, const uint16_t *xp, int M,
     _tile_release();
 }
 
+/* ---- Q8_0 weights on the int8 tile unit (TDPBSSD) ----
+ * A Q8_0 block is an f16 scale and 32 int8; each block has its own scale in
+ * every weight row and every activation row, so the integer dot of one block
+ * (16 weight rows x 16 activation rows, K = 32) is a tile product of its
+ * own, scaled and added into f32 sums kept in L1: y = sum_b (d_w d_x) i_b,
+ * every i_b exact (|i_b| <= 32 * 127 * 128 < 2^24), as the AVX2 int8 kernels
+ * compute it. The weights' quants are the A operand in place (16 rows, 32
+ * bytes, the block's stride apart); the activations' quants are packed per
+ * block and 16 rows as the B operand (row r: the words (q[4r..4r+3]) of the
+ * 16 rows). Tiles: tmm0 A (16 x 32 bytes), tmm1/tmm2 B (8 x 64), tmm3..7 C. */
+
+ENG__AMX static void eng__amx_q8_config(void) {
+    eng__amx_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    cfg.rows[0] = 16;
+    cfg.colsb[0] = 32;
+    for (int t = 1; t < 3; t++) {
+        cfg.rows[t] = 8;
+        cfg.colsb[t] = 64;
+    }
+    for (int t = 3; t < 8; t++) {
+        cfg.rows[t] = 16;
+        cfg.colsb[t] = 64;
+    }
+    _tile_loadconfig(&cfg);
+}
+
+void eng__amx_q8_pack_row(const eng__q8a *row, int m, int nb, int8_t *xp) {
+    /* Row m of its block of 16: for each block b, its 8 words go to column m
+     * of the B tile's 8 rows. */
+    const int mb = m / 16, mi = m % 16;
+    for (int b = 0; b < nb; b++) {
+        int8_t *t = xp + ((size_t)mb * nb + b) * 512;
+        for (int r = 0; r < 8; r++)
+            memcpy(t + r * 64 + mi * 4, row[b].q + 4 * r, 4);
+    }
+}
+
+#define ENG__AMX_Q8B(g, tc, tb)                                                                    \
+    do {                                                                                           \
+        if (G > (g)) {                                                                             \
+            _tile_loadd(tb, xp + (((size_t)(b0 + (g)) * nb + b) * 512), 64);                       \
+            _tile_zero(tc);                                                                        \
+            _tile_dpbssd(tc, 0, tb);                                                               \
+            _tile_stored(tc, cb[g], 64);                                                           \
+        }                                                                                          \
+    } while (0)
+
+ENG__AMX void eng__amx_q8_gemm(const uint8_t *W, size_t row_bytes, const int8_t *xp,
+                               const eng__q8a *xq, int ldxb, int M, float *Y, int ldy, int N, int K,
+                               bool acc) {
+    const int nb = K / 32, nblk = (M + 15) / 16;
+    int32_t cb[ENG__AMX_GMAX][256] __attribute__((aligned(64)));
+    float sum[ENG__AMX_GMAX][256] __attribute__((aligned(64)));
+    eng__amx_q8_config();
+    for (int n = 0; n + 16 <= N; n += 16) {
+        const uint8_t *w = W + (size_t)n * row_bytes;
+        for (int b0 = 0; b0 < nblk; b0 += ENG__AMX_GMAX) {
+            const int G = BASE_MIN(ENG__AMX_GMAX, nblk - b0);
+            memset(sum, 0, sizeof(float) * 256 * (size_t)G);
+            for (int b = 0; b < nb; b++) {
+                const uint8_t *blk = w + (size_t)b * 34;
+                _tile_loadd(0, blk + 2, row_bytes);
+                ENG__AMX_Q8B(0, 3, 1);
+                ENG__AMX_Q8B(1, 4, 2);
+                ENG__AMX_Q8B(2, 5, 1);
+                ENG__AMX_Q8B(3, 6, 2);
+                ENG__AMX_Q8B(4, 7, 1);
+                /* The weight rows' scales of this block, then C * (d_w d_x) into the sums. */
+                uint16_t hw[16];
+                for (int r = 0; r < 16; r++)
+                    memcpy(&hw[r], blk + (size_t)r * row_bytes, 2);
+                float dw[16];
+                _mm512_storeu_ps(dw, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)hw)));
+                for (int g = 0; g < G; g++) {
+                    const int m0 = (b0 + g) * 16, rows = BASE_MIN(16, M - m0);
+                    float dxv[16] = {0};
+                    for (int i = 0; i < rows; i++)
+                        dxv[i] = xq[(size_t)(m0 + i) * ldxb + b].d;
+                    const __m512 dx = _mm512_loadu_ps(dxv);
+                    for (int r = 0; r < 16; r++) {
+                        const __m512 sc = _mm512_mul_ps(_mm512_set1_ps(dw[r]), dx);
+                        const __m512 c = _mm512_cvtepi32_ps(_mm512_load_si512(cb[g] + 16 * r));
+                        _mm512_store_ps(sum[g] + 16 * r,
+                                        _mm512_fmadd_ps(c, sc, _mm512_load_ps(sum[g] + 16 * r)));
+                    }
+                }
+            }
+            for (int g = 0; g < G; g++) {
+                const int m0 = (b0 + g) * 16;
+                eng__amx_store(sum[g], BASE_MIN(16, M - m0), Y + (int64_t)m0 * ldy + n, ldy, acc);
+            }
+        }
+    }
+    _tile_release();
+}
+#undef ENG__AMX_Q8B
+
 #else /* not x86-64 */
 
 bool eng__amx_available(void) { return false; }
+bool eng__amx_int8_available(void) { return false; }
 void eng__amx_pack_x(const float *X, int ldx, int M, int K, int blk, int c0, int c1, uint16_t *xp) {
     (void)X, (void)ldx, (void)M, (void)K, (void)blk, (void)c0, (void)c1, (void)xp;
 }
 void eng__amx_gemm(const uint16_t *W, int K, const uint16_t *xp, int M, float *Y, int ldy, int N,
                    bool acc) {
     (void)W, (void)K, (void)xp, (void)M, (void)Y, (void)ldy, (void)N, (void)acc;
+}
+void eng__amx_q8_pack_row(const eng__q8a *row, int m, int nb, int8_t *xp) {
+    (void)row, (void)m, (void)nb, (void)xp;
+}
+void eng__amx_q8_gemm(const uint8_t *W, size_t row_bytes, const int8_t *xp, const eng__q8a *xq,
+                      int ldxb, int M, float *Y, int ldy, int N, int K, bool acc) {
+    (void)W, (void)row_bytes, (void)xp, (void)xq, (void)ldxb, (void)M, (void)Y, (void)ldy, (void)N,
+        (void)K, (void)acc;
 }
 
 #endif

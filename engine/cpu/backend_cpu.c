@@ -79,6 +79,8 @@ struct eng_backend {
     /* BF16 matmuls of few rows through the outer-product panel kernels
      * (k->gemm_panels); INFILLD_CPU_PANELS=0 keeps the dot-product kernels. */
     bool panels;
+    /* Q8_0 matmuls on the int8 tile unit (AMX-INT8) on the quantised X rows. */
+    bool amx_q8;
     float *small;                  /* owns every f32 copy below */
     float **attn_norm, **ffn_norm; /* [n_layer] -> (d) */
     float **bq, **bk, **bv;        /* [n_layer] -> (qd) / (kvd); NULL without biases */
@@ -107,6 +109,7 @@ struct eng_bctx {
     uint8_t *c_valid;   /* (B*L) */
     eng__q8a *xq;       /* (B*L, kmax / 32) quantised matmul input (has_block only) */
     uint16_t *xamx;     /* (ENG__AMX_ROWS, kmax) matmul input packed for AMX (amx only) */
+    int8_t *xq_amx;     /* (B*L rounded up to 16, kmax) c->xq's quants in AMX's B layout */
     float **wtile;      /* [nt] (ENG__NB, kmax) converted weight tile */
     float **scores;     /* [nt] (ENG__QC, L) */
     float *logits;      /* (ENG__LCH, V) step logits */
@@ -232,6 +235,12 @@ static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opt
     }
     be->amx = has_bf16 && be->path != ENG__PATH_REF && strcmp(be->k->name, "AVX-512") == 0 &&
               eng__amx_available();
+    bool has_q8 = w->lm_head.dtype == ENG_Q8_0;
+    for (int l = 0; l < in->n_layer; l++)
+        has_q8 = has_q8 || w->layers[l].wq.dtype == ENG_Q8_0 ||
+                 w->layers[l].w_gate.dtype == ENG_Q8_0 || w->layers[l].w_down.dtype == ENG_Q8_0;
+    be->amx_q8 =
+        has_q8 && be->qact && strcmp(be->k->name, "AVX-512") == 0 && eng__amx_int8_available();
     const char *pe = getenv("INFILLD_CPU_PANELS");
     be->panels = be->path != ENG__PATH_REF && be->k->gemm_panels && !(pe && strcmp(pe, "0") == 0);
     const char *mr = getenv("INFILLD_CPU_BLAS_MIN_ROWS");
@@ -286,8 +295,10 @@ static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opt
     const bool bl = be->path == ENG__PATH_BLAS;
     snprintf(be->desc, sizeof be->desc, "cpu (%s%s%s%s%s%s%s, %d thread%s)", pname, bl ? " " : "",
              bl ? blas->corename() : "", bl ? " + " : "", bl ? be->k->name : "",
-             be->amx ? ", BF16 on AMX" : "", be->has_block && be->qact ? ", int8 activations" : "",
-             be->nt, be->nt == 1 ? "" : "s");
+             be->amx      ? ", BF16 on AMX"
+             : be->amx_q8 ? ", Q8_0 on AMX"
+                          : "",
+             be->has_block && be->qact ? ", int8 activations" : "", be->nt, be->nt == 1 ? "" : "s");
     return be;
 }
 
@@ -310,6 +321,7 @@ static void eng__cpu_ctx_free(eng_bctx *c) {
     free(c->r_valid);
     free(c->xq);
     free(c->xamx);
+    free(c->xq_amx);
     if (c->wtile)
         for (int t = 0; t < c->be->nt; t++) {
             free(c->wtile[t]);
@@ -369,6 +381,8 @@ static eng_bctx *eng__cpu_ctx_new(eng_backend *be, int max_batch, int max_len, e
     ENG__ALLOC(c->r_valid, R);
     if (be->has_block && be->qact)
         ENG__ALLOC(c->xq, R * (size_t)((c->kmax + 31) / 32));
+    if (be->amx_q8)
+        ENG__ALLOC(c->xq_amx, (R + 15) / 16 * 16 * (size_t)((c->kmax + 31) / 32 * 32));
     if (be->amx)
         ENG__ALLOC(c->xamx, eng__amx_xpack_elems(ENG__AMX_ROWS, (c->kmax + 31) / 32 * 32));
     c->wtile = calloc((size_t)be->nt * 5, sizeof(void *));
@@ -515,8 +529,17 @@ static void eng__mm_task(void *arg, int task, int tid) {
     if (j->q) {
         const size_t rb = eng__dtype_bytes(j->W->dtype, K);
         const int ldxb = (j->c->kmax + 31) / 32;
-        be->k->qgemm(j->W->dtype, (const uint8_t *)j->W->data + (size_t)n0 * rb, rb,
-                     j->c->xq + (int64_t)m0 * ldxb, ldxb, Y, j->ldy, m1 - m0, n1 - n0, K, j->acc);
+        const uint8_t *w = (const uint8_t *)j->W->data + (size_t)n0 * rb;
+        int na = 0; /* rows done on the tile unit: whole blocks of 16 */
+        if (be->amx_q8 && j->W->dtype == ENG_Q8_0 && K % 32 == 0 && m0 % 16 == 0) {
+            na = (n1 - n0) / 16 * 16;
+            eng__amx_q8_gemm(w, rb, j->c->xq_amx + (size_t)m0 * (size_t)K,
+                             j->c->xq + (int64_t)m0 * ldxb, ldxb, m1 - m0, Y, j->ldy, na, K,
+                             j->acc);
+        }
+        if (na < n1 - n0)
+            be->k->qgemm(j->W->dtype, w + (size_t)na * rb, rb, j->c->xq + (int64_t)m0 * ldxb, ldxb,
+                         Y + na, j->ldy, m1 - m0, n1 - n0 - na, K, j->acc);
         if (j->bias)
             for (int m = 0; m < m1 - m0; m++)
                 for (int n = 0; n < n1 - n0; n++)
@@ -647,8 +670,9 @@ static int eng__mm_plan(eng_bctx *c, eng__mm_job *j, const float *X, int ldx, in
          * multiple of 8 rows (the tiled kernels' group), at most 64 rows so
          * that a task's weights stay in L2 for the next group of X rows. */
         nb = (N + want - 1) / want;
-        nb = (nb + 7) / 8 * 8;
-        nb = nb < 8 ? 8 : nb > 64 ? 64 : nb;
+        const int g = c->be->amx_q8 && W->dtype == ENG_Q8_0 ? 16 : 8; /* AMX: blocks of 16 */
+        nb = (nb + g - 1) / g * g;
+        nb = nb < g ? g : nb > 64 ? 64 : nb;
     }
     const bool amx = eng__mm_amx(c, W);
     if (eng__mm_panels(c, W, M))
@@ -687,8 +711,11 @@ static void eng__qa_task(void *arg, int task, int tid) {
     (void)tid;
     const eng__qa_job *j = arg;
     const int ldxb = (j->c->kmax + 31) / 32;
-    for (int m = task * j->chunk; m < BASE_MIN(j->M, (task + 1) * j->chunk); m++)
+    for (int m = task * j->chunk; m < BASE_MIN(j->M, (task + 1) * j->chunk); m++) {
         eng__quantize_act(j->X + (int64_t)m * j->ldx, j->K, j->c->xq + (int64_t)m * ldxb);
+        if (j->c->be->amx_q8 && j->K % 32 == 0)
+            eng__amx_q8_pack_row(j->c->xq + (int64_t)m * ldxb, m, j->K / 32, j->c->xq_amx);
+    }
 }
 
 static void eng__quant_x(eng_bctx *c, const float *X, int ldx, int M, int K) {

@@ -62,6 +62,8 @@ typedef struct eng__kernels {
  * and AMX-BF16, the OS enabled the tile state and granted it to this
  * process, and INFILLD_CPU_AMX is not "0". */
 bool eng__amx_available(void);
+/* The same, and the CPU has AMX-INT8 (for Q8_0 weights). */
+bool eng__amx_int8_available(void);
 /* Packed X for M rows of K columns (K a multiple of 32), in uint16 elements:
  * per block of 16 rows, K / 32 chunks of three 512-element tiles. */
 static inline size_t eng__amx_xpack_elems(int M, int K) {
@@ -75,6 +77,15 @@ void eng__amx_pack_x(const float *X, int ldx, int M, int K, int blk, int c0, int
  * packed by eng__amx_pack_x from its first block. */
 void eng__amx_gemm(const uint16_t *W, int K, const uint16_t *xp, int M, float *Y, int ldy, int N,
                    bool acc);
+/* Q8_0 weights on the int8 tile unit (cpu/amx.c; AMX-INT8 comes with AMX-BF16
+ * on every CPU that has them). eng__amx_q8_pack_row writes quantised row m
+ * (nb blocks) into xp, the B layout: per block of 16 rows, nb tiles of 512
+ * bytes. eng__amx_q8_gemm: Y[m, n] = (acc ? Y : 0) + sum_b d_w d_x i_b for
+ * m < M, n < N (N a multiple of 16), W the Q8_0 rows (row_bytes apart), xp
+ * and xq (ldxb blocks a row) from the first row of the M. */
+void eng__amx_q8_pack_row(const eng__q8a *row, int m, int nb, int8_t *xp);
+void eng__amx_q8_gemm(const uint8_t *W, size_t row_bytes, const int8_t *xp, const eng__q8a *xq,
+                      int ldxb, int M, float *Y, int ldy, int N, int K, bool acc);
 
 /* The quantised-weight matmuls of each path (cpu/qdot.c). */
 void eng__qgemm_portable(eng_dtype t, const void *W, size_t row_bytes, const eng__q8a *X, int ldxb,

@@ -18,7 +18,8 @@
  *       projection (K = 200) stays off AMX: logits against the scalar
  *       reference and against the same machine with INFILLD_CPU_AMX=0,
  *       for 37 and 260 positions (more than one packed slice of 240 rows);
- *       the device names AMX only for BF16 weights and only when it is on. */
+ *       the device names AMX only for BF16 weights and only when it is on.
+ *   (d) Q8_0 weights on the int8 tile unit (below), where the CPU has AMX-INT8. */
 #include "tmodel.h"
 
 #include "check.h"
@@ -132,6 +133,77 @@ static void test_shape(int M, int N, int K, bool acc) {
     free(xp);
 }
 
+/* (d) Q8_0 weights on the int8 tile unit (eng__amx_q8_gemm) against the
+ * same block terms in double: each term d_w d_x i_b has at most three
+ * roundings (the scale product, the int -> float conversion is exact here,
+ * the product) and the sum of nb terms nb more, so |y - ref| <= (nb + 3) u S
+ * with S = sum_b |d_w d_x| sum_k |q_w q_x|; the test allows 2x. */
+static void test_q8_shape(int M, int N, int K, bool acc) {
+    const int nb = K / 32, ldy = N + 5;
+    const size_t rb = (size_t)nb * 34;
+    uint8_t *W = malloc(rb * (size_t)N);
+    for (int n = 0; n < N; n++)
+        for (int b = 0; b < nb; b++) {
+            uint8_t *blk = W + (size_t)n * rb + (size_t)b * 34;
+            const uint16_t h = (uint16_t)(0x1C00 + rnd() % 0x1000); /* f16 in [2^-8, 2^-4) */
+            memcpy(blk, &h, 2);
+            for (int i = 0; i < 32; i++)
+                blk[2 + i] = (uint8_t)rnd(); /* -128 included */
+        }
+    float *X = malloc(sizeof(float) * (size_t)M * K);
+    for (size_t i = 0; i < (size_t)M * K; i++)
+        X[i] = i % 61 == 7 ? 0.0f : rand_full(-6, 4);
+    eng__q8a *xq = malloc(sizeof *xq * (size_t)M * nb);
+    for (int m = 0; m < M; m++)
+        eng__quantize_act(X + (size_t)m * K, K, xq + (size_t)m * nb);
+    int8_t *xp = aligned_alloc(64, (size_t)((M + 15) / 16) * nb * 512);
+    memset(xp, 0x5A, (size_t)((M + 15) / 16) * nb * 512); /* padding rows hold garbage */
+    for (int m = 0; m < M; m++)
+        eng__amx_q8_pack_row(xq + (size_t)m * nb, m, nb, xp);
+    float *Y = malloc(sizeof(float) * (size_t)(M + 1) * ldy);
+    float *Y0 = malloc(sizeof(float) * (size_t)(M + 1) * ldy);
+    for (size_t i = 0; i < (size_t)(M + 1) * ldy; i++)
+        Y0[i] = (float)(rnd() % 2001) / 100.0f - 10.0f;
+    memcpy(Y, Y0, sizeof(float) * (size_t)(M + 1) * ldy);
+    eng__amx_q8_gemm(W, rb, xp, xq, nb, M, Y, ldy, N, K, acc);
+    double worst = 0;
+    int outside = 0;
+    for (int m = 0; m <= M; m++)
+        for (int n = 0; n < ldy; n++) {
+            const size_t at = (size_t)m * ldy + n;
+            if (m == M || n >= N) {
+                outside += Y[at] != Y0[at];
+                continue;
+            }
+            double ref = acc ? Y0[at] : 0, S = acc ? fabs(Y0[at]) : 0;
+            for (int b = 0; b < nb; b++) {
+                const uint8_t *blk = W + (size_t)n * rb + (size_t)b * 34;
+                uint16_t h;
+                memcpy(&h, blk, 2);
+                const double dw = eng__f16_to_f32(h), dx = xq[(size_t)m * nb + b].d;
+                long long isum = 0, iabs = 0;
+                for (int i = 0; i < 32; i++) {
+                    const int p = (int8_t)blk[2 + i] * xq[(size_t)m * nb + b].q[i];
+                    isum += p;
+                    iabs += p < 0 ? -p : p;
+                }
+                ref += dw * dx * (double)isum;
+                S += fabs(dw * dx) * (double)iabs;
+            }
+            worst = fmax(worst, fabs(Y[at] - ref) / ((nb + 3) * 0x1p-24 * S + 1e-30));
+        }
+    fprintf(stderr, "amx q8_0 %3d x %3d x %4d acc %d: error %.3f of the bound\n", M, N, K, acc,
+            worst);
+    CHECK(worst <= 2.0);
+    CHECK_EQ_I(outside, 0);
+    free(W);
+    free(X);
+    free(xq);
+    free(xp);
+    free(Y);
+    free(Y0);
+}
+
 /* ---- through the backend ------------------------------------------------------------ */
 
 static char *g_root;
@@ -210,6 +282,12 @@ int main(void) {
     for (size_t i = 0; i < BASE_ARRAY_LEN(shapes); i++)
         for (int acc = 0; acc < 2; acc++)
             test_shape(shapes[i][0], shapes[i][1], shapes[i][2], acc);
+    if (eng__amx_int8_available()) {
+        static const int q8[][3] = {{1, 16, 32}, {17, 48, 896}, {34, 64, 4864}, {81, 32, 64}};
+        for (size_t i = 0; i < BASE_ARRAY_LEN(q8); i++)
+            for (int acc = 0; acc < 2; acc++)
+                test_q8_shape(q8[i][0], q8[i][1], q8[i][2], acc);
+    }
     if (!tm_have_tokenizer()) {
         fprintf(stderr, "no Qwen tokenizer.json (run ./bootstrap.sh): backend checks left out\n");
         CHECK(false);
