@@ -89,6 +89,10 @@ ENG__AMX static void eng__amx_config(void) {
         cfg.rows[t] = 16;
         cfg.colsb[t] = 64;
     }
+    /* gcc does not model ldtilecfg's read of cfg: without this, the inlined
+     * config's stores of rows and columns were dropped (SIGILL at the first
+     * tile load, seen once the Q8_0 kernel was reshaped). */
+    __asm__ volatile("" : : "r"(&cfg) : "memory");
     _tile_loadconfig(&cfg);
 }
 
@@ -282,6 +286,10 @@ ENG__AMX static void eng__amx_q8_config(void) {
         cfg.rows[t] = 16;
         cfg.colsb[t] = 64;
     }
+    /* gcc does not model ldtilecfg's read of cfg: without this, the inlined
+     * config's stores of rows and columns were dropped (SIGILL at the first
+     * tile load, seen once the Q8_0 kernel was reshaped). */
+    __asm__ volatile("" : : "r"(&cfg) : "memory");
     _tile_loadconfig(&cfg);
 }
 
