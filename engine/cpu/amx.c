@@ -81,13 +81,15 @@ typedef struct eng__amx_cfg {
     uint8_t rows[16];
 } eng__amx_cfg;
 
-ENG__AMX static void eng__amx_config(void) {
+/* Palette 1 with tmm0 (the weights) a_rows x a_cols bytes, tmm1/tmm2 (X)
+ * b_rows x 64 and tmm3..tmm7 (C) 16 x 64. */
+ENG__AMX static void eng__amx_config(int a_rows, int a_cols, int b_rows) {
     eng__amx_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
     for (int t = 0; t < 8; t++) {
-        cfg.rows[t] = 16;
-        cfg.colsb[t] = 64;
+        cfg.rows[t] = (uint8_t)(t == 0 ? a_rows : t < 3 ? b_rows : 16);
+        cfg.colsb[t] = (uint16_t)(t == 0 ? a_cols : 64);
     }
     /* gcc does not model ldtilecfg's read of cfg: without this, the inlined
      * config's stores of rows and columns were dropped (SIGILL at the first
@@ -214,7 +216,7 @@ ENG__AMX void eng__amx_gemm(const uint16_t *W, int K, const uint16_t *xp, int M,
     const size_t per = eng__amx_xpack_elems(16, K);
     const int nblk = (M + 15) / 16, nct = K / 32, kcb = nblk > ENG__AMX_GMAX ? 32 : nct;
     float cbuf[ENG__AMX_GMAX][256] __attribute__((aligned(64)));
-    eng__amx_config();
+    eng__amx_config(16, 64, 16);
     for (int kb = 0; kb < nct; kb += kcb) {
         const int nc = BASE_MIN(kcb, nct - kb);
         for (int b0 = 0; b0 < nblk; b0 += ENG__AMX_GMAX) {
@@ -272,27 +274,6 @@ ENG__AMX void eng__amx_gemm(const uint16_t *W, int K, const uint16_t *xp, int M,
  * block and 16 rows as the B operand (row r: the words (q[4r..4r+3]) of the
  * 16 rows). Tiles: tmm0 A (16 x 32 bytes), tmm1/tmm2 B (8 x 64), tmm3..7 C. */
 
-ENG__AMX static void eng__amx_q8_config(void) {
-    eng__amx_cfg cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    cfg.rows[0] = 16;
-    cfg.colsb[0] = 32;
-    for (int t = 1; t < 3; t++) {
-        cfg.rows[t] = 8;
-        cfg.colsb[t] = 64;
-    }
-    for (int t = 3; t < 8; t++) {
-        cfg.rows[t] = 16;
-        cfg.colsb[t] = 64;
-    }
-    /* gcc does not model ldtilecfg's read of cfg: without this, the inlined
-     * config's stores of rows and columns were dropped (SIGILL at the first
-     * tile load, seen once the Q8_0 kernel was reshaped). */
-    __asm__ volatile("" : : "r"(&cfg) : "memory");
-    _tile_loadconfig(&cfg);
-}
-
 void eng__amx_q8_pack_row(const eng__q8a *row, int m, int nb, int8_t *xp) {
     /* Row m of its block of 16: for each block b, its 8 words go to column m
      * of the B tile's 8 rows. */
@@ -320,7 +301,7 @@ ENG__AMX void eng__amx_q8_gemm(const uint8_t *W, size_t row_bytes, const int8_t 
     const int nb = K / 32, nblk = (M + 15) / 16;
     int32_t cb[ENG__AMX_GMAX][256] __attribute__((aligned(64)));
     float sum[ENG__AMX_GMAX][256] __attribute__((aligned(64)));
-    eng__amx_q8_config();
+    eng__amx_config(16, 32, 8); /* A: one block's 32 quants; B: 32 / 4 rows */
     for (int n = 0; n + 16 <= N; n += 16) {
         const uint8_t *w = W + (size_t)n * row_bytes;
         for (int b0 = 0; b0 < nblk; b0 += ENG__AMX_GMAX) {

@@ -217,30 +217,25 @@ static eng_backend *eng__cpu_init(const eng_weights *w, const eng_load_opts *opt
         be->path = ENG__PATH_REF;
     const char *qm = getenv("INFILLD_CPU_QUANT");
     be->qact = be->path != ENG__PATH_REF && !(qm && strcmp(qm, "dequant") == 0);
+    /* The weight types of the matmuls: block types, and those with AMX kernels. */
     be->has_block = eng__dtype_is_block(w->lm_head.dtype);
+    bool has_bf16 = w->lm_head.dtype == ENG_BF16, has_q8 = w->lm_head.dtype == ENG_Q8_0;
     for (int l = 0; l < in->n_layer; l++) {
         const eng_layer_w *lw = &w->layers[l];
         const eng_tensor *ts[] = {&lw->wq,     &lw->wk,   &lw->wv,    &lw->wo,
                                   &lw->w_gate, &lw->w_up, &lw->w_down};
-        for (size_t i = 0; i < BASE_ARRAY_LEN(ts); i++)
+        for (size_t i = 0; i < BASE_ARRAY_LEN(ts); i++) {
             be->has_block = be->has_block || eng__dtype_is_block(ts[i]->dtype);
+            has_bf16 = has_bf16 || ts[i]->dtype == ENG_BF16;
+            has_q8 = has_q8 || ts[i]->dtype == ENG_Q8_0;
+        }
     }
     if (be->path == ENG__PATH_BLAS)
         blas->set_threads(1); /* parallelism comes from our pool, one sgemm per tile */
-    bool has_bf16 = w->lm_head.dtype == ENG_BF16;
-    for (int l = 0; l < in->n_layer; l++) {
-        const eng_layer_w *lw = &w->layers[l];
-        has_bf16 = has_bf16 || lw->wq.dtype == ENG_BF16 || lw->w_gate.dtype == ENG_BF16 ||
-                   lw->w_down.dtype == ENG_BF16;
-    }
-    be->amx = has_bf16 && be->path != ENG__PATH_REF && strcmp(be->k->name, "AVX-512") == 0 &&
-              eng__amx_available();
-    bool has_q8 = w->lm_head.dtype == ENG_Q8_0;
-    for (int l = 0; l < in->n_layer; l++)
-        has_q8 = has_q8 || w->layers[l].wq.dtype == ENG_Q8_0 ||
-                 w->layers[l].w_gate.dtype == ENG_Q8_0 || w->layers[l].w_down.dtype == ENG_Q8_0;
-    be->amx_q8 =
-        has_q8 && be->qact && strcmp(be->k->name, "AVX-512") == 0 && eng__amx_int8_available();
+    /* The tile unit goes with the AVX-512 kernel set (not the reference path). */
+    const bool tiles = be->path != ENG__PATH_REF && strcmp(be->k->name, "AVX-512") == 0;
+    be->amx = has_bf16 && tiles && eng__amx_available();
+    be->amx_q8 = has_q8 && be->qact && tiles && eng__amx_int8_available();
     const char *pe = getenv("INFILLD_CPU_PANELS");
     be->panels = be->path != ENG__PATH_REF && be->k->gemm_panels && !(pe && strcmp(pe, "0") == 0);
     const char *mr = getenv("INFILLD_CPU_BLAS_MIN_ROWS");
@@ -479,6 +474,13 @@ static void eng__convert_rows(const eng_backend *be, const eng_tensor *W, int64_
         be->k->convert(W, row0, n, out);
 }
 
+/* Y[m, n] += bias[n] for the M x N block at Y (ldy apart). */
+static void eng__add_bias(float *Y, int ldy, int M, int N, const float *bias) {
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++)
+            Y[(int64_t)m * ldy + n] += bias[n];
+}
+
 /* Whether a matmul with W runs on AMX: BF16 rows, K a multiple of 32 and
  * at least one block of 16 rows. */
 static bool eng__mm_amx(const eng_bctx *c, const eng_tensor *W) {
@@ -521,9 +523,7 @@ static void eng__mm_task(void *arg, int task, int tid) {
             be->k->gemm(X, j->ldx, t, K, Y + Na, j->ldy, M, N1 - Na, K, j->acc);
         }
         if (j->bias)
-            for (int m = 0; m < M; m++)
-                for (int n = 0; n < N1; n++)
-                    Y[(int64_t)m * j->ldy + n] += j->bias[n0 + n];
+            eng__add_bias(Y, j->ldy, M, N1, j->bias + n0);
         return;
     }
     if (j->q) {
@@ -541,9 +541,7 @@ static void eng__mm_task(void *arg, int task, int tid) {
             be->k->qgemm(j->W->dtype, w + (size_t)na * rb, rb, j->c->xq + (int64_t)m0 * ldxb, ldxb,
                          Y + na, j->ldy, m1 - m0, n1 - n0 - na, K, j->acc);
         if (j->bias)
-            for (int m = 0; m < m1 - m0; m++)
-                for (int n = 0; n < n1 - n0; n++)
-                    Y[(int64_t)m * j->ldy + n] += j->bias[n0 + n];
+            eng__add_bias(Y, j->ldy, m1 - m0, n1 - n0, j->bias + n0);
         return;
     }
     if (eng__mm_panels(j->c, j->W, j->M)) {
@@ -565,9 +563,7 @@ static void eng__mm_task(void *arg, int task, int tid) {
                 be->k->panels(j->W, n0, N1, kn, BASE_MIN(kc, K - kn), t);
         }
         if (j->bias)
-            for (int m = 0; m < M; m++)
-                for (int n = 0; n < N1; n++)
-                    Y[(int64_t)m * j->ldy + n] += j->bias[n0 + n];
+            eng__add_bias(Y, j->ldy, M, N1, j->bias + n0);
         return;
     }
     const float *wt;
@@ -599,9 +595,7 @@ static void eng__mm_task(void *arg, int task, int tid) {
                                t + (int64_t)cut[p + 1] * K);
         }
         if (j->bias)
-            for (int m = 0; m < M; m++)
-                for (int n = 0; n < N1; n++)
-                    Y[(int64_t)m * j->ldy + n] += j->bias[n0 + n];
+            eng__add_bias(Y, j->ldy, M, N1, j->bias + n0);
         return;
     }
     if (j->W->dtype == ENG_F32) {
@@ -637,9 +631,7 @@ static void eng__mm_task(void *arg, int task, int tid) {
         break;
     }
     if (j->bias)
-        for (int m = 0; m < M; m++)
-            for (int n = 0; n < N1; n++)
-                Y[(int64_t)m * j->ldy + n] += j->bias[n0 + n];
+        eng__add_bias(Y, j->ldy, M, N1, j->bias + n0);
 }
 
 /* Plans Y (+)= X W^T + bias for X (M, W->cols) with row stride ldx, Y row

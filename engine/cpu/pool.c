@@ -51,8 +51,9 @@ static inline void eng__pool_pause(void) {
 #endif
 }
 
-/* Spins up to spin_ns until *v != seen (gen) or == 0 (running, seen = -1);
- * true when it happened. */
+/* Spins up to spin_ns until *gen != seen (a worker waiting for a loop) or,
+ * with gen NULL, *running == 0 (the caller waiting for the workers); true
+ * when it happened. */
 static bool eng__pool_spin(const eng__pool *p, const atomic_uint *gen, unsigned seen,
                            const atomic_int *running) {
     if (p->spin_ns <= 0)
