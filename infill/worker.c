@@ -699,10 +699,11 @@ uint64_t ifl_worker_submit(ifl_worker *w, uint64_t group, void *owner, const ifl
         ifl_remote_loop_kick(w->rl);
     j->next = w->queue;
     w->queue = j;
+    /* The worker may finish and free j as soon as the lock is released. */
+    uint64_t id = j->id;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     ifl_job_free(pf_drop);
-    uint64_t id = j->id;
     while (dropped) {
         ifl_job *q = dropped;
         dropped = q->next;
