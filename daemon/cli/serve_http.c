@@ -191,10 +191,16 @@ static void sh__run(sh__server *s, sh__job **jobs, int n) {
     base_status st = n == 1 ? ifl_infill_text(s->model, &tr[0], &s->run_cancel, &res[0])
                             : ifl_infill_text_multi(s->model, tr, n, &s->run_cancel, res);
     double ms = base_ms_since(t0);
+    /* A job's flag is written under s->mu by its client's thread. */
+    bool cancelled[SH__MAX_BATCH];
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < n; i++)
+        cancelled[i] = jobs[i]->cancel;
+    pthread_mutex_unlock(&s->mu);
     for (int i = 0; i < n; i++) {
         if (st != BASE_OK)
             memset(&res[i], 0, sizeof res[i]);
-        sh__finish(s, jobs[i], jobs[i]->cancel ? BASE_ERR_CANCELLED : st, &res[i], ms);
+        sh__finish(s, jobs[i], cancelled[i] ? BASE_ERR_CANCELLED : st, &res[i], ms);
         ifl_text_res_free(&res[i]);
     }
     s->n_batches++;
