@@ -27,7 +27,10 @@
  * steps of the two, 4 x reps pairs after a warm-up pair, and prints both
  * medians and the median of the per-pair ratios: on a machine shared with
  * other jobs the CPU time of one step drifts by +-25 % over minutes, and
- * alternating steps puts both sides in the same conditions. */
+ * alternating steps puts both sides in the same conditions. --pair-env
+ * VAR=VALUE sets an environment variable for the second model's load only
+ * (without --pair, the same model loaded again): a backend switch read at
+ * load, e.g. INFILLD_CPU_PANELS=0, against the default in one process. */
 #define _GNU_SOURCE
 #include "cpu_impl.h" /* engine-private: the dlopen'ed OpenBLAS the CPU backend uses */
 #include "engine.h"
@@ -107,7 +110,7 @@ int main(int argc, char **argv) {
     const char *model = NULL;
     int threads = 0, ctx_len = 512, hole = 32, reps = 3;
     const char *parts = "abl"; /* which measurements: a, b, l (llama.cpp canvas) */
-    const char *perf_ctl = NULL, *pair = NULL;
+    const char *perf_ctl = NULL, *pair = NULL, *pair_env = NULL;
     bool pair_pf = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
@@ -128,10 +131,12 @@ int main(int argc, char **argv) {
             pair = argv[++i];
         else if (strcmp(argv[i], "--pair-prefetch") == 0)
             pair_pf = true;
+        else if (strcmp(argv[i], "--pair-env") == 0 && i + 1 < argc && strchr(argv[i + 1], '='))
+            pair_env = argv[++i];
         else {
             fprintf(stderr, "usage: bench_engine --model DIR [--threads N] [--ctx 512] [--hole 32] "
                             "[--reps 3] [--parts abl] [--perf-ctl FIFO] [--pair MODEL2 | "
-                            "--pair-prefetch]\n");
+                            "--pair-prefetch] [--pair-env VAR=VALUE]\n");
             return 2;
         }
     }
@@ -209,12 +214,30 @@ int main(int argc, char **argv) {
         }
     }
     perf_control(perf_ctl, "disable");
+    if (pair_env && !pair)
+        pair = model;
     if (pair || pair_pf) {
         eng_model *m2 = m;
         eng_ctx *cp = c;
         int32_t *tok2 = tok;
         if (pair) {
+            char var[128], *old = NULL;
+            const size_t vl = (size_t)(pair_env ? strchr(pair_env, '=') - pair_env : 0);
+            const bool env = pair_env && vl < sizeof var;
+            if (env) {
+                memcpy(var, pair_env, vl);
+                var[vl] = 0;
+                old = getenv(var) ? strdup(getenv(var)) : NULL;
+                setenv(var, pair_env + vl + 1, 1);
+            }
             m2 = eng_model_load(pair, &o, &err);
+            if (env) { /* model A's setting back for anything read later */
+                if (old)
+                    setenv(var, old, 1);
+                else
+                    unsetenv(var);
+                free(old);
+            }
             if (!m2) {
                 fprintf(stderr, "bench_engine: %s\n", err.msg);
                 return 1;
@@ -262,7 +285,11 @@ int main(int argc, char **argv) {
         const int ntp = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
         printf("paired hole steps, A = %s, B = %s, %d pairs alternating:\n\n"
                "| | A | B | A / B |\n|---|---:|---:|---:|\n",
-               model, pair ? pair : "the same, int8 prefetch off", np);
+               model,
+               pair_env ? pair_env
+               : pair   ? pair
+                        : "the same, int8 prefetch off",
+               np);
         const double ma = median(pa, np), mb = median(pb, np), ra = median(pr, np);
         printf("| CPU per thread, median | %.0f ms | %.0f ms | %.3f (median of pair ratios %.3f, "
                "range %.3f-%.3f) |\n",
