@@ -26,6 +26,7 @@
 #include "cpu_impl.h"
 #include "engine.h"
 #include "tforward.h"
+#include "xorshift.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -34,12 +35,7 @@
 #include <string.h>
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
-static uint32_t rnd(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
+static uint32_t rnd(void) { return (uint32_t)(xorshift64(&rng) >> 16); }
 
 static float bf16_to_f32(uint16_t b) {
     uint32_t u = (uint32_t)b << 16;

@@ -14,6 +14,7 @@
  * Skipped (77) where no path has the panels. */
 #include "check.h"
 #include "cpu_impl.h"
+#include "xorshift.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -22,12 +23,7 @@
 #include <string.h>
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
-static uint32_t rnd(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
+static uint32_t rnd(void) { return (uint32_t)(xorshift64(&rng) >> 16); }
 static float unif(void) { return (float)((rnd() % 2000001) / 1e6 - 1.0); }
 
 static uint16_t bf16_of(float f) {

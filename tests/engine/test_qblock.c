@@ -21,6 +21,7 @@
 #include "engine_impl.h"
 #include "qblock.h"
 #include "qblock_random.h"
+#include "xorshift.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -196,12 +197,7 @@ static void test_conversions(void) {
 /* ---- activations and dot products ------------------------------------------------------ */
 
 static uint64_t rs = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(void) {
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return (uint32_t)(rs >> 32);
-}
+static uint32_t rnd(void) { return (uint32_t)(xorshift64(&rs) >> 32); }
 static float nrand(void) {
     double u1 = (rnd() + 0.5) / 4294967296.0, u2 = rnd() / 4294967296.0;
     return (float)(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));

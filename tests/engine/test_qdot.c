@@ -22,6 +22,7 @@
  * column counts, accumulate on and off. */
 #include "check.h"
 #include "cpu_impl.h"
+#include "xorshift.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -30,12 +31,7 @@
 #include <string.h>
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint32_t rnd(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
+static uint32_t rnd(void) { return (uint32_t)(xorshift64(&rng) >> 16); }
 static double unif(void) { return (rnd() % 1000000 + 0.5) / 1e6; }
 static double gauss(void) {
     double u = (rnd() % 1000000 + 0.5) / 1e6, v = (rnd() % 1000000 + 0.5) / 1e6;
