@@ -73,7 +73,9 @@ static const char *expected_kernels(const char *kernel) {
 }
 
 /* ff: the FFN width (0: the default); 1,100 gives the down projection a K
- * that the panel path cuts into three chunks, the last not a multiple of 32.
+ * that the panel path cuts into nine chunks of 128, the last (76) not a
+ * multiple of 32, and, on one thread, gate/up tasks of several groups of 48
+ * weight rows (the prefetch and packing run on from group to group).
  * On a CPU with AMX the BF16 matmuls run there unless amx_off. */
 static void test_paths(bool bf16, tm_family fam, int ff, bool amx_off) {
     tm_spec s = tm_default(fam);
