@@ -112,6 +112,7 @@ struct eng_bctx {
     int8_t *xq_amx;     /* (B*L rounded up to 16, kmax) c->xq's quants in AMX's B layout */
     float **wtile;      /* [nt] (ENG__NB, kmax) converted weight tile */
     float **scores;     /* [nt] (ENG__QC, L) */
+    float **qgrp;       /* [nt] (ENG__QC, head_dim) a task's gathered Q rows, then its O rows */
     float *logits;      /* (ENG__LCH, V) step logits */
     float **vb0, **vb1; /* [nt] (V) step scratch */
     int32_t **ib;       /* [nt] (V) */
@@ -321,6 +322,7 @@ static void eng__cpu_ctx_free(eng_bctx *c) {
         for (int t = 0; t < c->be->nt; t++) {
             free(c->wtile[t]);
             free(c->scores[t]);
+            free(c->qgrp[t]);
             free(c->vb0[t]);
             free(c->vb1[t]);
             free(c->ib[t]);
@@ -380,16 +382,18 @@ static eng_bctx *eng__cpu_ctx_new(eng_backend *be, int max_batch, int max_len, e
         ENG__ALLOC(c->xq_amx, (R + 15) / 16 * 16 * (size_t)((c->kmax + 31) / 32 * 32));
     if (be->amx)
         ENG__ALLOC(c->xamx, eng__amx_xpack_elems(ENG__AMX_ROWS, (c->kmax + 31) / 32 * 32));
-    c->wtile = calloc((size_t)be->nt * 5, sizeof(void *));
+    c->wtile = calloc((size_t)be->nt * 6, sizeof(void *));
     ok = ok && c->wtile;
     if (ok) {
         c->scores = c->wtile + be->nt;
         c->vb0 = c->wtile + 2 * be->nt;
         c->vb1 = c->wtile + 3 * be->nt;
         c->ib = (int32_t **)(c->wtile + 4 * be->nt);
+        c->qgrp = c->wtile + 5 * be->nt;
         for (int t = 0; t < be->nt; t++) {
             ENG__ALLOC(c->wtile[t], BASE_MAX((size_t)ENG__NB * c->kmax, (size_t)ENG__WT_FLOATS));
             ENG__ALLOC(c->scores[t], (size_t)ENG__QC * max_len);
+            ENG__ALLOC(c->qgrp[t], (size_t)ENG__QC * be->in->head_dim);
             ENG__ALLOC(c->vb0[t], V);
             ENG__ALLOC(c->vb1[t], V);
             ENG__ALLOC(c->ib[t], V);
@@ -935,91 +939,144 @@ static void eng__rows(eng_bctx *c, eng__row_job *j) {
 
 /* ---- attention ----------------------------------------------------------------------------- */
 
+/* The largest of l[a, b) (-inf when empty), in 8 independent lanes (which
+ * gcc -O2 vectorizes; a scalar chain of compares waits on each one). */
+static float eng__vmax(const float *l, int a, int b) {
+    float m8[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                   -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    int v = a;
+    for (; v + 8 <= b; v += 8)
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; j++)
+            m8[j] = l[v + j] > m8[j] ? l[v + j] : m8[j];
+    for (; v < b; v++)
+        m8[0] = l[v] > m8[0] ? l[v] : m8[0];
+    float mx = m8[0];
+    for (int j = 1; j < 8; j++)
+        mx = m8[j] > mx ? m8[j] : mx;
+    return mx;
+}
+
+/* s <- the softmax of scale s over the valid entries (the others 0;
+ * all_valid: every entry is). Every pass is vectorized: these rows are
+ * short (the context) and many (every query row of every head and layer),
+ * and their scalar loops were a third of a 0.5B hole step's attention. */
+static void eng__attn_softmax(const eng__kernels *k, float *s, const uint8_t *valid, int len,
+                              float scale, bool all_valid) {
+    /* Loops in blocks of 8 with a scalar tail: gcc -O2 vectorizes those
+     * (its cost model leaves a loop of unknown length scalar). */
+    int j = 0;
+    if (all_valid) {
+        for (; j + 8 <= len; j += 8)
+            for (int t = 0; t < 8; t++)
+                s[j + t] *= scale;
+    }
+    for (; j < len; j++)
+        s[j] = valid[j] ? s[j] * scale : -INFINITY;
+    const float mx = eng__vmax(s, 0, len);
+    double sums[2] = {0, 0};
+    k->softmax_sums(s, s, len, mx, sums); /* in place: each entry is read before it is written */
+    const float z = (float)sums[0];
+    const float iz = 1.0f / z;
+    for (j = 0; j + 8 <= len; j += 8)
+        for (int t = 0; t < 8; t++)
+            s[j + t] *= iz;
+    for (; j < len; j++)
+        s[j] *= iz;
+}
+
+/* Query rows per attention task: ENG__QC rows of scores in all, shared by
+ * the query heads of one K/V head (grouped-query attention). */
+static int eng__attn_rows(const eng_model_info *in) {
+    return BASE_MAX(1, ENG__QC / (in->n_head / in->n_kv_head));
+}
+
+/* One task: the query heads that share K/V head kvh, for a chunk of query
+ * rows. Their Q rows are gathered into one matrix so that S = Q K^T and O =
+ * S V are one gemm each over K and V instead of one per head (a 0.5B hole
+ * step: 7 heads of 34 rows against 545 keys). */
 static void eng__attn_task(void *arg, int task, int tid) {
     eng_bctx *c = arg;
     eng_backend *be = c->be;
     const eng_model_info *in = be->in;
     const int hd = in->head_dim, qd = in->n_head * hd, kvd = in->n_kv_head * hd;
-    const int n_qc = (c->W + ENG__QC - 1) / ENG__QC;
-    const int b = task / (in->n_head * n_qc), h = (task / n_qc) % in->n_head, qc = task % n_qc;
-    const int kvh = h / (in->n_head / in->n_kv_head);
-    const int q0 = qc * ENG__QC, nq = BASE_MIN(ENG__QC, c->W - q0), len = c->len;
+    const int g = in->n_head / in->n_kv_head, rq = eng__attn_rows(in);
+    const int n_qc = (c->W + rq - 1) / rq;
+    const int b = task / (in->n_kv_head * n_qc), kvh = (task / n_qc) % in->n_kv_head,
+              qc = task % n_qc;
+    const int q0 = qc * rq, nq = BASE_MIN(rq, c->W - q0), len = c->len, h0 = kvh * g;
     const float scale = 1.0f / sqrtf((float)hd);
     const uint8_t *valid = c->valid + (int64_t)b * len;
     const float *K = c->kc + (((int64_t)c->layer * c->B + b) * c->L) * kvd + kvh * hd;
     const float *Vv = c->vc + (((int64_t)c->layer * c->B + b) * c->L) * kvd + kvh * hd;
     const int64_t r0 = (int64_t)b * c->W + q0;
-    const float *Q = c->q + r0 * qd + h * hd;
-    float *O = c->att + r0 * qd + h * hd;
     float *S = c->scores[tid];
 
     if (be->path == ENG__PATH_REF) {
-        for (int qi = 0; qi < nq; qi++) {
-            float *o = O + (int64_t)qi * qd;
-            if (!valid[c->ws + q0 + qi]) {
-                memset(o, 0, (size_t)hd * sizeof(float));
-                continue;
-            }
-            const float *qv = Q + (int64_t)qi * qd;
-            double mx = -INFINITY;
-            for (int j = 0; j < len; j++) {
-                if (!valid[j]) {
-                    S[j] = -INFINITY;
+        for (int hh = 0; hh < g; hh++)
+            for (int qi = 0; qi < nq; qi++) {
+                float *o = c->att + (r0 + qi) * qd + (h0 + hh) * hd;
+                if (!valid[c->ws + q0 + qi]) {
+                    memset(o, 0, (size_t)hd * sizeof(float));
                     continue;
                 }
-                double s = 0;
-                for (int k = 0; k < hd; k++)
-                    s += (double)qv[k] * K[(int64_t)j * kvd + k];
-                S[j] = (float)(s / sqrt((double)hd));
-                mx = fmax(mx, S[j]);
-            }
-            double z = 0;
-            for (int j = 0; j < len; j++)
-                z += valid[j] ? exp(S[j] - mx) : 0.0;
-            for (int k = 0; k < hd; k++) {
-                double s = 0;
+                const float *qv = c->q + (r0 + qi) * qd + (h0 + hh) * hd;
+                double mx = -INFINITY;
+                for (int j = 0; j < len; j++) {
+                    if (!valid[j]) {
+                        S[j] = -INFINITY;
+                        continue;
+                    }
+                    double s = 0;
+                    for (int k = 0; k < hd; k++)
+                        s += (double)qv[k] * K[(int64_t)j * kvd + k];
+                    S[j] = (float)(s / sqrt((double)hd));
+                    mx = fmax(mx, S[j]);
+                }
+                double z = 0;
                 for (int j = 0; j < len; j++)
-                    if (valid[j])
-                        s += exp(S[j] - mx) * Vv[(int64_t)j * kvd + k];
-                o[k] = (float)(s / z);
+                    z += valid[j] ? exp(S[j] - mx) : 0.0;
+                for (int k = 0; k < hd; k++) {
+                    double s = 0;
+                    for (int j = 0; j < len; j++)
+                        if (valid[j])
+                            s += exp(S[j] - mx) * Vv[(int64_t)j * kvd + k];
+                    o[k] = (float)(s / z);
+                }
             }
-        }
         return;
     }
 
+    /* Qg: row hh nq + qi is head h0 + hh of query row qi; after S it holds O. */
+    float *Qg = c->qgrp[tid];
+    const int n = g * nq;
+    for (int hh = 0; hh < g; hh++)
+        for (int qi = 0; qi < nq; qi++)
+            memcpy(Qg + ((int64_t)hh * nq + qi) * hd, c->q + (r0 + qi) * qd + (h0 + hh) * hd,
+                   (size_t)hd * sizeof(float));
     /* S = Q K^T (scaled below), then a masked softmax per row, then O = S V. */
     if (be->path == ENG__PATH_BLAS)
-        eng__blas_get()->sgemm(ENG__ROW_MAJOR, ENG__NO_TRANS, ENG__TRANS, nq, len, hd, 1.0f, Q, qd,
+        eng__blas_get()->sgemm(ENG__ROW_MAJOR, ENG__NO_TRANS, ENG__TRANS, n, len, hd, 1.0f, Qg, hd,
                                K, kvd, 0.0f, S, len);
     else
-        be->k->gemm(Q, qd, K, kvd, S, len, nq, len, hd, false);
-    for (int qi = 0; qi < nq; qi++) {
-        float *s = S + (int64_t)qi * len;
-        if (!valid[c->ws + q0 + qi]) {
+        be->k->gemm(Qg, hd, K, kvd, S, len, n, len, hd, false);
+    const bool all_valid = memchr(valid, 0, (size_t)len) == NULL;
+    for (int r = 0; r < n; r++) {
+        float *s = S + (int64_t)r * len;
+        if (!valid[c->ws + q0 + r % nq])
             memset(s, 0, (size_t)len * sizeof(float));
-            continue;
-        }
-        float mx = -INFINITY;
-        for (int j = 0; j < len; j++) {
-            s[j] = valid[j] ? s[j] * scale : -INFINITY;
-            mx = s[j] > mx ? s[j] : mx;
-        }
-        for (int j = 0; j < len; j++)
-            s[j] -= mx;
-        be->k->exp(s, len);
-        float z = 0;
-        for (int j = 0; j < len; j++)
-            z += s[j];
-        const float iz = 1.0f / z;
-        for (int j = 0; j < len; j++)
-            s[j] *= iz;
+        else
+            eng__attn_softmax(be->k, s, valid, len, scale, all_valid);
     }
-    if (be->path == ENG__PATH_BLAS) {
-        eng__blas_get()->sgemm(ENG__ROW_MAJOR, ENG__NO_TRANS, ENG__NO_TRANS, nq, hd, len, 1.0f, S,
-                               len, Vv, kvd, 0.0f, O, qd);
-        return;
-    }
-    be->k->pv(S, len, nq, len, Vv, kvd, O, qd, hd);
+    if (be->path == ENG__PATH_BLAS)
+        eng__blas_get()->sgemm(ENG__ROW_MAJOR, ENG__NO_TRANS, ENG__NO_TRANS, n, hd, len, 1.0f, S,
+                               len, Vv, kvd, 0.0f, Qg, hd);
+    else
+        be->k->pv(S, len, n, len, Vv, kvd, Qg, hd, hd);
+    for (int hh = 0; hh < g; hh++)
+        for (int qi = 0; qi < nq; qi++)
+            memcpy(c->att + (r0 + qi) * qd + (h0 + hh) * hd, Qg + ((int64_t)hh * nq + qi) * hd,
+                   (size_t)hd * sizeof(float));
 }
 
 /* ---- the pass ---------------------------------------------------------------------------------
@@ -1083,9 +1140,9 @@ static base_status eng__run(eng_bctx *c, const eng_batch *bt, int ws, int we) {
         }
         rj = (eng__row_job){.op = ENG__OP_ROPE, .n = nr};
         eng__rows(c, &rj);
-        const int n_qc = (c->W + ENG__QC - 1) / ENG__QC;
+        const int rq = eng__attn_rows(in), n_qc = (c->W + rq - 1) / rq;
         c->pop = ENG__P_ATTN;
-        eng__prun(c, eng__attn_task, c, bt->n_seq * in->n_head * n_qc);
+        eng__prun(c, eng__attn_task, c, bt->n_seq * in->n_kv_head * n_qc);
         c->pop = ENG__P_O;
         eng__mm(c, c->att, qd, nr, &lw->wo, NULL, c->x, d, true);
         rj = (eng__row_job){
@@ -1265,74 +1322,39 @@ static float eng__kth_largest(const float *l, int V, int k, float *h) {
 }
 
 /* Softmax of a vocabulary row l (V logits, -inf allowed): p_v = exp(l_v - max)
- * (vector exp, float; p may not alias l), and what a row result needs of it,
- * gathered while each chunk of p is in L1: z = sum p in double, the first
- * index of the largest p and the two largest p (equal maxima give both), and
+ * (vector exp, float; p may not alias l), and what a row result needs of it:
+ * z = sum p in double, the first index of the largest logit, the two largest
+ * p (1, and exp of the second largest logit: equal maxima give both 1), and
  * sum p (l - max), from which the entropy follows without a log per entry:
- * ln p_v = l_v - max up to the exp's rounding (~2e-7). Two passes over the
- * row: the max, then the chunks. It was eight passes with scalar double
- * sums, 7.7 % of a 0.5B hole step. */
+ * ln p_v = l_v - max up to the exp's rounding (~2e-7). The max, a scan to
+ * the argmax, the second max, then one pass of the kernels' softmax_sums.
+ * It was eight scalar passes, 7.7 % of a 0.5B hole step. */
 typedef struct eng__sm {
     double z, pl;   /* sum p, sum p (l - max) over p > 0 */
     float p1, p2;   /* largest p (1 unless every l is -inf) and second largest */
-    int32_t argmax; /* first index of p1 */
+    int32_t argmax; /* first index of the largest logit */
 } eng__sm;
-
-enum { ENG__SM_CHUNK = 1024 };
 
 static void eng__softmax_stats(const eng__kernels *k, const float *l, float *p, int V,
                                eng__sm *st) {
-    float m8[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
-                   -INFINITY, -INFINITY, -INFINITY, -INFINITY};
-    int v = 0;
-    for (; v + 8 <= V; v += 8)
-        for (int j = 0; j < 8; j++)
-            m8[j] = l[v + j] > m8[j] ? l[v + j] : m8[j];
-    float mx = -INFINITY;
-    for (int j = 0; j < 8; j++)
-        mx = m8[j] > mx ? m8[j] : mx;
-    for (; v < V; v++)
-        mx = l[v] > mx ? l[v] : mx;
-    /* Four independent double sums each, so that the adds do not wait on one another. */
-    double z4[4] = {0, 0, 0, 0}, pl4[4] = {0, 0, 0, 0};
-    float p1 = -1, p2 = -1;
-    int32_t am = 0;
-    for (int c0 = 0; c0 < V; c0 += ENG__SM_CHUNK) {
-        const int n = BASE_MIN(ENG__SM_CHUNK, V - c0);
-        const float *lc = l + c0;
-        float *pc = p + c0;
-        for (int i = 0; i < n; i++)
-            pc[i] = lc[i] - mx; /* -inf stays -inf: exp gives 0 */
-        k->exp(pc, n);
-        int i = 0;
-        for (; i + 4 <= n; i += 4)
-            for (int j = 0; j < 4; j++) {
-                const double e = pc[i + j];
-                z4[j] += e;
-                if (e > 0)
-                    pl4[j] += e * ((double)lc[i + j] - mx);
-            }
-        for (; i < n; i++) {
-            const double e = pc[i];
-            z4[0] += e;
-            if (e > 0)
-                pl4[0] += e * ((double)lc[i] - mx);
-        }
-        for (i = 0; i < n; i++)
-            if (pc[i] > p2) { /* rare after the first chunks: the branch predicts */
-                if (pc[i] > p1) {
-                    p2 = p1;
-                    p1 = pc[i];
-                    am = c0 + i;
-                } else {
-                    p2 = pc[i];
-                }
-            }
+    const float mx = eng__vmax(l, 0, V);
+    if (mx == -INFINITY) { /* every id forbidden by the bias */
+        memset(p, 0, (size_t)V * sizeof(float));
+        *st = (eng__sm){0, 0, 0, 0, 0};
+        return;
     }
-    st->z = (z4[0] + z4[1]) + (z4[2] + z4[3]);
-    st->pl = (pl4[0] + pl4[1]) + (pl4[2] + pl4[3]);
-    st->p1 = p1;
-    st->p2 = p2 < 0 ? 0 : p2;
+    int am = 0;
+    while (l[am] != mx)
+        am++;
+    const float l2 = BASE_MAX(eng__vmax(l, 0, am), eng__vmax(l, am + 1, V));
+    float e2 = l2 - mx;
+    k->exp(&e2, 1);
+    double sums[2] = {0, 0};
+    k->softmax_sums(l, p, V, mx, sums);
+    st->z = sums[0];
+    st->pl = sums[1];
+    st->p1 = p[am];
+    st->p2 = l2 == -INFINITY ? 0.0f : e2;
     st->argmax = am;
 }
 

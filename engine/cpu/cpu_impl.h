@@ -34,6 +34,8 @@ typedef struct eng__kernels {
                  int K, bool acc);
     void (*exp)(float *x, int n); /* in place */
     void (*log)(float *x, int n); /* natural log in place, x > 0 */
+    /* p = exp(l - mx); sums[0] += sum p, sums[1] += sum p max(l - mx, -1e30). */
+    void (*softmax_sums)(const float *l, float *p, int n, float mx, double sums[2]);
     /* O[i, :hd] = sum_j P[i, j] V[j, :hd] for i < nq, j < len (attention's P V). */
     void (*pv)(const float *P, int ldp, int nq, int len, const float *V, int ldv, float *O, int ldo,
                int hd);

@@ -86,6 +86,24 @@ static void eng__exp_portable(float *x, int n) {
         x[i] = expf(x[i]);
 }
 
+/* p = exp(l - mx) and sums[0] += sum p, sums[1] += sum p max(l - mx, -1e30)
+ * (a -inf logit, p = 0, adds nothing). Float sums over chunks of 1,024 (at
+ * most 128 terms a lane in the vector paths), added up in double. */
+static void eng__softmax_sums_portable(const float *l, float *p, int n, float mx, double sums[2]) {
+    for (int c0 = 0; c0 < n; c0 += 1024) {
+        const int c1 = c0 + 1024 < n ? c0 + 1024 : n;
+        float z = 0, pl = 0;
+        for (int i = c0; i < c1; i++) {
+            const float d = l[i] - mx, e = expf(d);
+            p[i] = e;
+            z += e;
+            pl += e * (d > -1e30f ? d : -1e30f);
+        }
+        sums[0] += z;
+        sums[1] += pl;
+    }
+}
+
 /* ---- AVX2 + FMA ------------------------------------------------------------------ */
 #ifdef ENG__X86
 #define ENG__AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -251,6 +269,36 @@ ENG__AVX2 static void eng__pv_avx2(const float *P, int ldp, int nq, int len, con
             if (p != 0.0f)
                 eng__axpy_avx2(o, p, V + (int64_t)j * ldv, hd);
         }
+    }
+}
+
+ENG__AVX2 static void eng__softmax_sums_avx2(const float *l, float *p, int n, float mx,
+                                             double sums[2]) {
+    const __m256 vm = _mm256_set1_ps(mx), floor = _mm256_set1_ps(-1e30f);
+    for (int c0 = 0; c0 < n; c0 += 1024) {
+        const int c1 = c0 + 1024 < n ? c0 + 1024 : n;
+        __m256 z0 = _mm256_setzero_ps(), z1 = z0, q0 = z0, q1 = z0;
+        int i = c0;
+        for (; i + 16 <= c1; i += 16) {
+            const __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(l + i), vm);
+            const __m256 d1 = _mm256_sub_ps(_mm256_loadu_ps(l + i + 8), vm);
+            const __m256 e0 = eng__exp256(d0), e1 = eng__exp256(d1);
+            _mm256_storeu_ps(p + i, e0);
+            _mm256_storeu_ps(p + i + 8, e1);
+            z0 = _mm256_add_ps(z0, e0);
+            z1 = _mm256_add_ps(z1, e1);
+            q0 = _mm256_fmadd_ps(e0, _mm256_max_ps(d0, floor), q0);
+            q1 = _mm256_fmadd_ps(e1, _mm256_max_ps(d1, floor), q1);
+        }
+        float z = eng__hsum256(_mm256_add_ps(z0, z1)), pl = eng__hsum256(_mm256_add_ps(q0, q1));
+        for (; i < c1; i++) {
+            const float d = l[i] - mx, e = expf(d);
+            p[i] = e;
+            z += e;
+            pl += e * (d > -1e30f ? d : -1e30f);
+        }
+        sums[0] += z;
+        sums[1] += pl;
     }
 }
 
@@ -753,6 +801,7 @@ static const eng__kernels eng__k_portable = {
     .convert = eng__convert_portable,
     .gemm = eng__gemm_portable,
     .exp = eng__exp_portable,
+    .softmax_sums = eng__softmax_sums_portable,
     .log = eng__log_portable,
     .pv = eng__pv_portable,
     .qgemm = eng__qgemm_portable,
@@ -765,6 +814,7 @@ static const eng__kernels eng__k_avx2 = {
     .convert = eng__convert_avx2,
     .gemm = eng__gemm_avx2,
     .exp = eng__exp_avx2,
+    .softmax_sums = eng__softmax_sums_avx2,
     .log = eng__log_avx2,
     .pv = eng__pv_avx2,
     .qgemm = eng__qgemm_avx2,
@@ -776,6 +826,7 @@ static const eng__kernels eng__k_avx512 = {
     .convert = eng__convert_avx512,
     .gemm = eng__gemm_avx512,
     .exp = eng__exp_avx512,
+    .softmax_sums = eng__softmax_sums_avx2, /* its exp is 8 wide there too */
     .log = eng__log_avx512,
     .pv = eng__pv_avx512,
     .prefetch_during = eng__prefetch_during_x86,
@@ -791,6 +842,7 @@ static const eng__kernels eng__k_avx512_nopf = {
     .convert = eng__convert_avx512,
     .gemm = eng__gemm_avx512,
     .exp = eng__exp_avx512,
+    .softmax_sums = eng__softmax_sums_avx2, /* its exp is 8 wide there too */
     .log = eng__log_avx512,
     .pv = eng__pv_avx512,
     .qgemm = eng__qgemm_avx2,
