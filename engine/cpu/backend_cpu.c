@@ -714,11 +714,14 @@ static int eng__mm_plan(eng_bctx *c, eng__mm_job *j, const float *X, int ldx, in
     return M > 0 ? j->n_nt * n_mt : 0;
 }
 
-/* Quantises rows [0, M) of X (K columns) into c->xq for the int8 kernels. */
+/* Quantises rows [0, M) of X (K columns) into c->xq for the int8 kernels;
+ * amx: also packs their quants for the int8 tile unit (c->xq_amx), which
+ * only Q8_0 weights use. */
 typedef struct eng__qa_job {
     eng_bctx *c;
     const float *X;
     int ldx, M, K, chunk;
+    bool amx;
 } eng__qa_job;
 
 static void eng__qa_task(void *arg, int task, int tid) {
@@ -727,13 +730,14 @@ static void eng__qa_task(void *arg, int task, int tid) {
     const int ldxb = (j->c->kmax + 31) / 32;
     for (int m = task * j->chunk; m < BASE_MIN(j->M, (task + 1) * j->chunk); m++) {
         eng__quantize_act(j->X + (int64_t)m * j->ldx, j->K, j->c->xq + (int64_t)m * ldxb);
-        if (j->c->be->amx_q8 && j->K % 32 == 0)
+        if (j->amx)
             eng__amx_q8_pack_row(j->c->xq + (int64_t)m * ldxb, m, j->K / 32, j->c->xq_amx);
     }
 }
 
-static void eng__quant_x(eng_bctx *c, const float *X, int ldx, int M, int K) {
-    eng__qa_job j = {c, X, ldx, M, K, BASE_MAX(1, (M + 2 * c->be->nt - 1) / (2 * c->be->nt))};
+static void eng__quant_x(eng_bctx *c, const float *X, int ldx, int M, int K, bool q8_0) {
+    const int chunk = BASE_MAX(1, (M + 2 * c->be->nt - 1) / (2 * c->be->nt));
+    eng__qa_job j = {c, X, ldx, M, K, chunk, q8_0 && c->be->amx_q8 && K % 32 == 0};
     const eng__prof_op op = c->pop;
     c->pop = ENG__P_QUANT;
     eng__prun(c, eng__qa_task, &j, (M + j.chunk - 1) / j.chunk);
@@ -782,7 +786,7 @@ static void eng__mm(eng_bctx *c, const float *X, int ldx, int M, const eng_tenso
         return;
     }
     if (c->be->qact && eng__dtype_is_block(W->dtype))
-        eng__quant_x(c, X, ldx, M, (int)W->cols);
+        eng__quant_x(c, X, ldx, M, (int)W->cols, W->dtype == ENG_Q8_0);
     eng__mm_job j;
     int n = eng__mm_plan(c, &j, X, ldx, M, W, bias, Y, ldy, acc);
     eng__prun(c, eng__mm_task, &j, n);
@@ -826,11 +830,13 @@ static void eng__mm_multi(eng_bctx *c, const float *X, int ldx, int M, int n,
     }
     eng__mm_set s;
     s.first[0] = 0;
-    for (int i = 0; i < n; i++)
-        if (c->be->qact && eng__dtype_is_block(W[i]->dtype)) {
-            eng__quant_x(c, X, ldx, M, (int)W[i]->cols); /* the same X for every W */
-            break;
-        }
+    bool block = false, q8_0 = false;
+    for (int i = 0; i < n; i++) {
+        block = block || eng__dtype_is_block(W[i]->dtype);
+        q8_0 = q8_0 || W[i]->dtype == ENG_Q8_0;
+    }
+    if (c->be->qact && block) /* the same X (and K) for every W */
+        eng__quant_x(c, X, ldx, M, (int)W[0]->cols, q8_0);
     for (int i = 0; i < n; i++)
         s.first[i + 1] =
             s.first[i] + eng__mm_plan(c, &s.j[i], X, ldx, M, W[i], bias[i], Y[i], ldy[i], false);
