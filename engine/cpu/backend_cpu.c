@@ -587,7 +587,7 @@ static void eng__mm_task(void *arg, int task, int tid) {
     const bool few =
         be->path == ENG__PATH_SIMD || (be->path == ENG__PATH_BLAS && j->M < be->blas_min_rows);
     if (j->W->dtype != ENG_F32 && !eng__dtype_is_block(j->W->dtype) && few &&
-        be->k->prefetch_during && n1 - n0 >= 24) {
+        be->k->prefetch_rows && n1 - n0 >= 24) {
         /* Few rows (a hole step): the tile is converted in three parts, each
          * part's weights prefetched into L2 while the kernel computes on the
          * part before, so that reading the weights overlaps the arithmetic. */
@@ -600,13 +600,15 @@ static void eng__mm_task(void *arg, int task, int tid) {
         for (int p = 0; p < 3; p++) {
             if (cut[p] >= cut[p + 1])
                 continue;
-            if (p < 2 && cut[p + 1] < cut[p + 2])
-                be->k->prefetch_during((const char *)j->W->data +
-                                           (size_t)(n0 + cut[p + 1]) * (size_t)K * esz,
-                                       (size_t)(cut[p + 2] - cut[p + 1]) * (size_t)K * esz);
+            if (p < 2 && cut[p + 1] < cut[p + 2]) {
+                const size_t bytes = (size_t)(cut[p + 2] - cut[p + 1]) * (size_t)K * esz;
+                be->k->prefetch_rows((const char *)j->W->data +
+                                         (size_t)(n0 + cut[p + 1]) * (size_t)K * esz,
+                                     bytes, 1, bytes);
+            }
             be->k->gemm(X, j->ldx, t + (int64_t)cut[p] * K, K, Y + cut[p], j->ldy, M,
                         cut[p + 1] - cut[p], K, j->acc);
-            be->k->prefetch_during(NULL, 0);
+            be->k->prefetch_rows(NULL, 0, 0, 0);
             if (p < 2 && cut[p + 1] < cut[p + 2])
                 be->k->convert(j->W, n0 + cut[p + 1], cut[p + 2] - cut[p + 1],
                                t + (int64_t)cut[p + 1] * K);

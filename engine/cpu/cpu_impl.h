@@ -39,9 +39,6 @@ typedef struct eng__kernels {
     /* O[i, :hd] = sum_j P[i, j] V[j, :hd] for i < nq, j < len (attention's P V). */
     void (*pv)(const float *P, int ldp, int nq, int len, const float *V, int ldv, float *O, int ldo,
                int hd);
-    /* Optional (NULL: none): prefetch [p, p + bytes) into L2 while the next gemm
-     * calls of this thread compute, a line per inner step. */
-    void (*prefetch_during)(const void *p, size_t bytes);
     /* Optional (NULL: none), the outer-product path for BF16 weights and few
      * rows: rows [row0, row0 + nrows) (nrows <= 48) and columns [k0, k0 + kc)
      * of w as f32 panels of 16 rows, k-major: out[(p kc + k) 16 + j] =
@@ -50,8 +47,10 @@ typedef struct eng__kernels {
     /* Y[m, n] = (acc ? Y[m, n] : 0) + sum_k X[m, k] P[n / 16][k][n % 16] for n < N. */
     void (*gemm_panels)(const float *X, int ldx, const float *P, int K, float *Y, int ldy, int M,
                         int N, bool acc);
-    /* Optional: prefetch `rows` rows of `bytes` bytes, `ld` bytes apart from
-     * p, into L2 while the next gemm_panels calls of this thread compute. */
+    /* Optional (NULL: none): prefetch `rows` rows of `bytes` bytes, `ld`
+     * bytes apart from p (one row: a contiguous range), into L2 while the
+     * next gemm or gemm_panels calls of this thread compute, a line per
+     * inner step; p = NULL stops it. */
     void (*prefetch_rows)(const void *p, size_t ld, int rows, size_t bytes);
     /* Y[m, n] = (acc ? Y[m, n] : 0) + sum_k X[m, k] W[n, k] for a block-type
      * W (rows at W, row_bytes apart) and X quantised per row into K / 32

@@ -404,14 +404,51 @@ ENG__AVX512 static void eng__convert_avx512(const eng_tensor *w, int64_t row0, i
     }
 }
 
-/* Memory to prefetch into L2 while the AVX-512 kernel computes (one line per
- * k step): the weights of the next sub-tile, so that their conversion reads
- * L2 instead of waiting on memory. Per thread; set by eng__prefetch_during. */
-static _Thread_local const char *eng__pf_cur, *eng__pf_end;
+/* Memory to prefetch into L2 while the AVX-512 kernels compute, one line
+ * per step of their k loop: `rows` rows of `bytes` bytes, `ld` bytes apart
+ * (one row for a contiguous range). The next part of the weights, so that
+ * their conversion or packing reads L2 instead of waiting on memory. Per
+ * thread; set by eng__prefetch_rows, walked by eng__pr_step. */
+static _Thread_local const char *eng__pr_base;
+static _Thread_local size_t eng__pr_ld, eng__pr_bytes, eng__pr_off;
+static _Thread_local int eng__pr_rows, eng__pr_row;
 
-static void eng__prefetch_during_x86(const void *p, size_t bytes) {
-    eng__pf_cur = p;
-    eng__pf_end = (const char *)p + bytes;
+static void eng__prefetch_rows_x86(const void *p, size_t ld, int rows, size_t bytes) {
+    eng__pr_base = p;
+    eng__pr_ld = ld;
+    eng__pr_rows = p ? rows : 0;
+    eng__pr_bytes = bytes;
+    eng__pr_row = 0;
+    eng__pr_off = 0;
+}
+
+/* The walk in a kernel's locals: loaded before its k loop, stepped in it,
+ * stored back after it. */
+typedef struct eng__pr_walk {
+    const char *base;
+    size_t ld, bytes, off;
+    int rows, row;
+} eng__pr_walk;
+
+static inline eng__pr_walk eng__pr_load(void) {
+    return (eng__pr_walk){eng__pr_base, eng__pr_ld,   eng__pr_bytes,
+                          eng__pr_off,  eng__pr_rows, eng__pr_row};
+}
+
+static inline void eng__pr_store(const eng__pr_walk *w) {
+    eng__pr_row = w->row;
+    eng__pr_off = w->off;
+}
+
+static inline void eng__pr_step(eng__pr_walk *w) {
+    if (w->row < w->rows) {
+        _mm_prefetch(w->base + (size_t)w->row * w->ld + w->off, _MM_HINT_T1);
+        w->off += 64;
+        if (w->off >= w->bytes) {
+            w->off = 0;
+            w->row++;
+        }
+    }
 }
 
 /* The sums of a, b and c in lanes 0, 1, 2 (lane 3: 0): one shuffle-and-add
@@ -450,12 +487,9 @@ eng__gemm512_rows(const int R, const float *x, int ldx, const float *W, int ldw,
         ENG__DECL(6);
         ENG__DECL(7);
 #undef ENG__DECL
-        const char *pf = eng__pf_cur, *pf_end = eng__pf_end;
+        eng__pr_walk pw = eng__pr_load();
         for (int k = 0; k < K; k += 16) {
-            if (pf < pf_end) {
-                _mm_prefetch(pf, _MM_HINT_T1);
-                pf += 64;
-            }
+            eng__pr_step(&pw);
             __mmask16 km = K - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
             __m512 b0 = _mm512_maskz_loadu_ps(km, w0 + k), b1 = _mm512_maskz_loadu_ps(km, w1 + k),
                    b2 = _mm512_maskz_loadu_ps(km, w2 + k);
@@ -476,7 +510,7 @@ eng__gemm512_rows(const int R, const float *x, int ldx, const float *W, int ldw,
             ENG__ROW(7)
 #undef ENG__ROW
         }
-        eng__pf_cur = pf;
+        eng__pr_store(&pw);
 #define ENG__OUT(i)                                                                                \
     if (R > (i)) {                                                                                 \
         float *y = Y + (int64_t)(i)*ldy + n;                                                       \
@@ -557,21 +591,6 @@ ENG__AVX512 static void eng__gemm_avx512(const float *X, int ldx, const float *W
  * a Sapphire Rapids Xeon). The panels cost a transpose, done on pairs of
  * bf16 (one 32-bit word): 16 rows x 32 columns per 16 x 16 word transpose. */
 
-/* Rows of memory to prefetch into L2 while the panel kernel computes, one
- * line per k step (per thread; set by eng__prefetch_rows). */
-static _Thread_local const char *eng__pr_base;
-static _Thread_local size_t eng__pr_ld, eng__pr_bytes, eng__pr_off;
-static _Thread_local int eng__pr_rows, eng__pr_row;
-
-static void eng__prefetch_rows_x86(const void *p, size_t ld, int rows, size_t bytes) {
-    eng__pr_base = p;
-    eng__pr_ld = ld;
-    eng__pr_rows = p ? rows : 0;
-    eng__pr_bytes = bytes;
-    eng__pr_row = 0;
-    eng__pr_off = 0;
-}
-
 ENG__AVX512 static void eng__panels_avx512(const eng_tensor *w, int64_t row0, int nrows, int k0,
                                            int kc, float *out) {
     const int64_t K = w->cols;
@@ -615,21 +634,10 @@ ENG__AVX512 static void eng__panels_avx512(const eng_tensor *w, int64_t row0, in
         __m512 c[R][NP];                                                                           \
         _Pragma("GCC unroll 8") for (int i = 0; i < R; i++)                                        \
             _Pragma("GCC unroll 3") for (int p = 0; p < NP; p++) c[i][p] = _mm512_setzero_ps();    \
-        /* The prefetch walk in locals (one line every other k). */                                \
-        const char *pb = eng__pr_base;                                                             \
-        const size_t pld = eng__pr_ld, pbytes = eng__pr_bytes;                                     \
-        const int prows = eng__pr_rows;                                                            \
-        int prow = eng__pr_row;                                                                    \
-        size_t poff = eng__pr_off;                                                                 \
+        eng__pr_walk pw = eng__pr_load(); /* one line every other k */                             \
         for (int k = 0; k < K; k++) {                                                              \
-            if ((k & 1) == 0 && prow < prows) {                                                    \
-                _mm_prefetch(pb + (size_t)prow * pld + poff, _MM_HINT_T1);                         \
-                poff += 64;                                                                        \
-                if (poff >= pbytes) {                                                              \
-                    poff = 0;                                                                      \
-                    prow++;                                                                        \
-                }                                                                                  \
-            }                                                                                      \
+            if ((k & 1) == 0)                                                                      \
+                eng__pr_step(&pw);                                                                 \
             __m512 w[NP];                                                                          \
             _Pragma("GCC unroll 3") for (int p = 0; p < NP; p++) w[p] =                            \
                 _mm512_load_ps(P + ((size_t)p * K + k) * 16);                                      \
@@ -639,8 +647,7 @@ ENG__AVX512 static void eng__panels_avx512(const eng_tensor *w, int64_t row0, in
                     _mm512_fmadd_ps(a, w[p], c[i][p]);                                             \
             }                                                                                      \
         }                                                                                          \
-        eng__pr_row = prow;                                                                        \
-        eng__pr_off = poff;                                                                        \
+        eng__pr_store(&pw);                                                                        \
         _Pragma("GCC unroll 8") for (int i = 0; i < R; i++)                                        \
             _Pragma("GCC unroll 3") for (int p = 0; p < NP; p++) {                                 \
             const __mmask16 mk = p == NP - 1 ? last : (__mmask16)0xffff;                           \
@@ -829,7 +836,6 @@ static const eng__kernels eng__k_avx512 = {
     .softmax_sums = eng__softmax_sums_avx2, /* its exp is 8 wide there too */
     .log = eng__log_avx512,
     .pv = eng__pv_avx512,
-    .prefetch_during = eng__prefetch_during_x86,
     .panels = eng__panels_avx512,
     .gemm_panels = eng__gemm_panels_avx512,
     .prefetch_rows = eng__prefetch_rows_x86,
