@@ -30,7 +30,13 @@
  * alternating steps puts both sides in the same conditions. --pair-env
  * VAR=VALUE sets an environment variable for the second model's load only
  * (without --pair, the same model loaded again): a backend switch read at
- * load, e.g. INFILLD_CPU_PANELS=0, against the default in one process. */
+ * load, e.g. INFILLD_CPU_PANELS=0, against the default in one process.
+ *
+ * --limit-pairs N alternates N hole steps with N runs of sgemm 2048^3 and
+ * prints the median and range of step / (the step's FLOPs / that sgemm's
+ * rate): the hole step against the FLOP limit with both sides measured in
+ * the same minute (the machine's speed drifts by more than the margins in
+ * question between the table's (b) and (c)). */
 #define _GNU_SOURCE
 #include "cpu_impl.h" /* engine-private: the dlopen'ed OpenBLAS the CPU backend uses */
 #include "engine.h"
@@ -112,6 +118,7 @@ int main(int argc, char **argv) {
     const char *parts = "abl"; /* which measurements: a, b, l (llama.cpp canvas) */
     const char *perf_ctl = NULL, *pair = NULL, *pair_env = NULL;
     bool pair_pf = false;
+    int limit_pairs = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
             model = argv[++i];
@@ -131,12 +138,14 @@ int main(int argc, char **argv) {
             pair = argv[++i];
         else if (strcmp(argv[i], "--pair-prefetch") == 0)
             pair_pf = true;
+        else if (strcmp(argv[i], "--limit-pairs") == 0 && i + 1 < argc)
+            limit_pairs = atoi(argv[++i]);
         else if (strcmp(argv[i], "--pair-env") == 0 && i + 1 < argc && strchr(argv[i + 1], '='))
             pair_env = argv[++i];
         else {
             fprintf(stderr, "usage: bench_engine --model DIR [--threads N] [--ctx 512] [--hole 32] "
                             "[--reps 3] [--parts abl] [--perf-ctl FIFO] [--pair MODEL2 | "
-                            "--pair-prefetch] [--pair-env VAR=VALUE]\n");
+                            "--pair-prefetch] [--pair-env VAR=VALUE] [--limit-pairs N]\n");
             return 2;
         }
     }
@@ -414,6 +423,33 @@ int main(int argc, char **argv) {
     printf("| llama.cpp canvas: 13 + 64 masks, full step | %.0f ms | | %.0f ms | | llama.cpp "
            "~830 ms |\n",
            t_c * 1e3, c_c / nt * 1e3);
+    if (limit_pairs > 0 && eng__blas_get()) {
+        /* The hole step against the FLOP limit, a step and an sgemm 2048^3 at a
+         * time, so that both see the machine in the same state. */
+        double *ratio = calloc((size_t)limit_pairs, sizeof(double)), lo = 1e30, hi = 0;
+        for (int r = 0; r < limit_pairs && ratio; r++) {
+            double cpu_gf = 0;
+            const double gf = sgemm_peak(nt, 2, &cpu_gf);
+            /* An untimed step first: the sgemm's threads and data leave the
+             * cores and caches to the engine again. */
+            double s = 0;
+            for (int k = 0; k < 2; k++) {
+                s = now_s();
+                if (eng_step(c, &b, &win, res) != BASE_OK)
+                    return 1;
+            }
+            const double t = now_s() - s;
+            ratio[r] = t / (flops_b / (gf * 1e9));
+            lo = ratio[r] < lo ? ratio[r] : lo;
+            hi = ratio[r] > hi ? ratio[r] : hi;
+        }
+        if (ratio)
+            printf("| hole step / (FLOPs / sgemm rate), %d alternating pairs | %.2fx median "
+                   "(%.2f-%.2f) "
+                   "| | | | target <= 1.5x |\n",
+                   limit_pairs, median(ratio, limit_pairs), lo, hi);
+        free(ratio);
+    }
     eng_ctx_free(c2);
     eng_ctx_free(c);
     eng_model_free(m);
