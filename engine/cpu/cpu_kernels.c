@@ -89,16 +89,20 @@ static void eng__exp_portable(float *x, int n) {
 /* p = exp(l - mx) and sums[0] += sum p, sums[1] += sum p max(l - mx, -1e30)
  * (a -inf logit, p = 0, adds nothing). Float sums over chunks of 1,024 (at
  * most 128 terms a lane in the vector paths), added up in double. */
+static inline void eng__softmax_sums_scalar(const float *l, float *p, int i0, int i1, float mx,
+                                            float *z, float *pl) {
+    for (int i = i0; i < i1; i++) {
+        const float d = l[i] - mx, e = expf(d);
+        p[i] = e;
+        *z += e;
+        *pl += e * (d > -1e30f ? d : -1e30f);
+    }
+}
+
 static void eng__softmax_sums_portable(const float *l, float *p, int n, float mx, double sums[2]) {
     for (int c0 = 0; c0 < n; c0 += 1024) {
-        const int c1 = c0 + 1024 < n ? c0 + 1024 : n;
         float z = 0, pl = 0;
-        for (int i = c0; i < c1; i++) {
-            const float d = l[i] - mx, e = expf(d);
-            p[i] = e;
-            z += e;
-            pl += e * (d > -1e30f ? d : -1e30f);
-        }
+        eng__softmax_sums_scalar(l, p, c0, c0 + 1024 < n ? c0 + 1024 : n, mx, &z, &pl);
         sums[0] += z;
         sums[1] += pl;
     }
@@ -291,12 +295,7 @@ ENG__AVX2 static void eng__softmax_sums_avx2(const float *l, float *p, int n, fl
             q1 = _mm256_fmadd_ps(e1, _mm256_max_ps(d1, floor), q1);
         }
         float z = eng__hsum256(_mm256_add_ps(z0, z1)), pl = eng__hsum256(_mm256_add_ps(q0, q1));
-        for (; i < c1; i++) {
-            const float d = l[i] - mx, e = expf(d);
-            p[i] = e;
-            z += e;
-            pl += e * (d > -1e30f ? d : -1e30f);
-        }
+        eng__softmax_sums_scalar(l, p, i, c1, mx, &z, &pl);
         sums[0] += z;
         sums[1] += pl;
     }
