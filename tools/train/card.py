@@ -35,19 +35,65 @@ def plot(rows, out):
     import matplotlib.pyplot as plt
     xs = [r[1] / 1e6 for r in rows]
     ys = [r[2] for r in rows]
-    k = 20  # running mean over k log lines: the 1/t-weighted loss is noisy
+    k = 20  # running mean over k log lines: a batch's loss is noisy
     sm = [sum(ys[max(0, i - k + 1):i + 1]) / len(ys[max(0, i - k + 1):i + 1])
           for i in range(len(ys))]
     fig, ax = plt.subplots(figsize=(7, 4), dpi=80)
     ax.plot(xs, ys, color="#bbbbbb", linewidth=0.6, label="loss (per log line)")
     ax.plot(xs, sm, color="#1f77b4", linewidth=1.5, label="running mean")
     ax.set_xlabel("training tokens seen (millions)")
-    ax.set_ylabel("masked-diffusion loss (1/t weighted, nats)")
+    ax.set_ylabel("loss (nats per target token)")
     ax.set_ylim(0, min(12, max(ys) + 0.5))
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
     fig.savefig(out)
+
+
+def recipe(phases, st):
+    """The objective and optimiser lines, from the options train.py recorded per phase."""
+    o = phases[-1]["opts"]
+    w = []
+    mdm = 1 - o["p_ar"]
+    w.append("- Objective, per step: autoregressive (%d %% of the steps: causal attention, every "
+             "token a target of the row before it, %d %% of them through the head — the warm "
+             "start of Dream's recipe, whose logit shift keeps each row's meaning) or masked "
+             "diffusion (%d %%), whose sequences are an editor-shaped infill (%d %%: rest of a "
+             "line, a few tokens, one or several lines, a random span, with 0-%d EOS pads "
+             "appended to the middle; prefix and suffix tokenized separately as the pipeline "
+             "does, laid out `[<|beginoftext|>] prefix middle+pads suffix [<|endoftext|>]`, "
+             "the hole masked with probability t) or a whole window (%d %%) masked with "
+             "probability t; t stratified over U(0,1); loss %s, Dream's logit shift. See "
+             "`tools/train/train.py`.\n" %
+             (round(100 * o["p_ar"]), round(100 * o["ar_keep"]), round(100 * mdm),
+              round(100 * o["p_infill"]), o["max_pads"], round(100 * (1 - o["p_infill"])),
+              "the mean cross-entropy over each sequence's targets" if o["weighting"] == "mean"
+              else "1/t-weighted (the ELBO)"))
+    w.append("- Optimiser: AdamW (0.9, 0.98), weight decay 0.05, lr %g after %d warm-up steps, "
+             "constant, then a cosine decay to a tenth over the last %d %% of %d steps; "
+             "gradient clip 1.0; sequence length %d; batch %d; exported weights are the EMA "
+             "(%g) of the weights.\n" %
+             (o["lr"], o["warmup"], round(100 * o["decay"]), o["steps"], o["seq_len"],
+              o["batch"], o["ema"]))
+    if len(phases) > 1:
+        w.append("- Option changes: %s.\n" % "; ".join(
+            "from step %d %s" % (ph["step"], ", ".join(
+                "%s %s" % (k, v) for k, v in ph["opts"].items()
+                if k in prev["opts"] and prev["opts"][k] != v))
+            for prev, ph in zip(phases, phases[1:])))
+    w.append("- Steps: %d; tokens seen (sequence positions, prompt included): %.2f M; "
+             "%.0f s of training on %s, %d thread%s (%s, PyTorch %s).\n" %
+             (st["step"], st["tokens"] / 1e6, st["seconds"], st.get("host", "a CPU"),
+              o["threads"], "" if o["threads"] == 1 else "s", o["device"], torch_version()))
+    return w
+
+
+def torch_version():
+    try:
+        import torch
+        return torch.__version__.split("a")[0].split("+")[0]
+    except ImportError:
+        return "?"
 
 
 def main(argv):
@@ -80,13 +126,14 @@ def main(argv):
     w = []
     w.append("# infilld-tiny-code: the trained default model\n\n")
     w.append("A %.1f M-parameter masked-diffusion code model in the Dream layout "
-             "(`DreamModel`, Qwen2 tensor names, shifted logits), trained from scratch by "
+             "(`DreamModel`, Qwen2 tensor names, shifted logits), trained %sby "
              "`tools/train/` on permissively licensed source code from Debian and npm "
-             "packages. It is what `infilld` loads when no model is given. It is small and "
-             "was trained on two shared CPU cores for about an hour: it completes short, "
-             "common code patterns and often answers with an empty hole (EOS); it is the "
-             "baseline, not a useful assistant. Measure it (and any real model) with "
-             "`infilld eval`; the numbers go to docs/QUALITY.md.\n" % (n_params / 1e6))
+             "packages. It is what `infilld` loads when no model is given: small enough to "
+             "answer in milliseconds on any CPU, trained on %.0f M tokens on a CPU, so it "
+             "completes short, common code patterns, not whole functions; it is the "
+             "baseline a real model is measured against. Measure it (and any real model) "
+             "with `infilld eval`; the numbers go to docs/QUALITY.md.\n" %
+             ("" if st.get("prior") else "from scratch ", n_params / 1e6, (st["tokens"] + st.get("prior", {}).get("tokens", 0)) / 1e6))
     w.append("\n## Shape\n\n")
     w.append("| field | value |\n|---|---|\n")
     for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
@@ -106,25 +153,24 @@ def main(argv):
              "on 24 MB of the training corpus (an equal share per language), seed 0.\n\n" %
              (cfg["vocab_size"], cfg["vocab_size"] - 259))
     w.append("## Training\n\n")
-    w.append("- Objective: masked diffusion (t stratified over U(0,1), 1/t weight on masked "
-             "tokens, Dream's logit shift) on whole windows (30 %) mixed with an infill "
-             "objective (70 %): an editor-shaped middle (rest of a line, a few tokens, one or "
-             "several lines, a random span) with 0-40 EOS pads appended (0-16 from step 329 on), prefix and suffix "
-             "tokenized separately as the pipeline does, laid out `[<|beginoftext|>] prefix "
-             "middle+pads suffix [<|endoftext|>]`, the hole masked with probability t. See "
-             "`tools/train/train.py`.\n")
-    w.append("- Optimiser: AdamW (0.9, 0.98), weight decay 0.05, lr 2e-3 after 50 warm-up "
-             "steps, gradient clip 1.0; sequence length %d; batch 8 for the first 231 "
-             "steps, 16 after; exported weights are the EMA (0.99) of the weights.\n" %
-             cfg["max_position_embeddings"])
-    w.append("- Steps: %d; tokens seen (sequence positions, prompt included): %.2f M; "
-             "compute: %.0f s of training on 2 shared CPU cores (PyTorch %s, Debian 12), "
-             "about %.1f TFLOP (6 x parameters x tokens, an upper bound).\n" %
-             (st["step"], st["tokens"] / 1e6, st["seconds"], "1.13",
-              6 * n_params * st["tokens"] / 1e12))
-    w.append("- Loss (mean of the last %d log lines): %.2f nats per masked token "
-             "(1/t weighted).\n" % (len(last), mean_last))
-    w.append("- Command line: `tools/train/run.sh` (resume: `tools/train/run.sh --resume`).\n\n")
+    phases = st.get("phases")
+    if phases:
+        w.extend(recipe(phases, st))
+    else:  # an export from before the run recorded its options
+        w.append("- Steps: %d; tokens seen (sequence positions, prompt included): %.2f M; "
+                 "%.0f s of training.\n" % (st["step"], st["tokens"] / 1e6, st["seconds"]))
+    prior = st.get("prior")
+    if prior:
+        w.append("- Started from an earlier export (%d steps, %.2f M tokens, %.0f s), whose "
+                 "weights it continued with a new optimizer and schedule.\n" %
+                 (prior["step"], prior["tokens"] / 1e6, prior["seconds"]))
+    tokens = st["tokens"] + (prior["tokens"] if prior else 0)
+    w.append("- Compute: about %.1f TFLOP in all (6 x parameters x tokens, an upper bound).\n" %
+             (6 * n_params * tokens / 1e12))
+    w.append("- Loss (mean of the last %d log lines): %.2f nats per target token.\n" %
+             (len(last), mean_last))
+    w.append("- Command line: `tools/train/run.sh` (resume: `tools/train/run.sh --resume`; "
+             "continue a shipped model: `--init models/infilld-tiny-code`).\n\n")
     if have_png:
         w.append("![loss curve](loss.png)\n\n")
     w.append("## Data and licences\n\n%d training packages (%s), listed with versions and "

@@ -200,7 +200,7 @@ def main(argv):
     export(cfg, weights, a.tokenizer, a.out, a.dtype)
     info = {"step": state["step"], "tokens": state["tokens"], "seconds": state["seconds"],
             "weights": state.get("weights", a.weights)}
-    for k in ("device",):
+    for k in ("device", "phases", "host", "prior"):
         if k in state:
             info[k] = state[k]
     write_json(os.path.join(a.out, "train_state.json"), info)

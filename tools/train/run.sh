@@ -4,15 +4,16 @@
 #   tools/train/run.sh --resume   continue from CACHE/run/resume.pt
 # CACHE is $INFILLD_TRAIN_CACHE or /work/cache/train and must hold corpus/train.jsonl
 # (fetch.py --locked, then corpus.py) and tok/tokenizer.json (bpe.py train, below).
-# History of the shipped run: steps 0-231 had --batch 8 --steps 1500 --decay 0.3 and
-# --max-pads 40 (the default); 231-329 --batch 16 --steps 5000 --decay 0.25; from 329 on
-# also --max-pads 16 (the step-321 export answered EOS everywhere); from 528 on
-# --weighting mean (the 1/t-weighted loss swung between 5 and 33 from batch to batch);
-# 580-706 --p-infill 0.9; from 706 on --p-infill 0.3: an infill sequence supervises only
-# its ~24 hole tokens, a whole-window one ~128, and after 706 steps (~300k supervised
-# tokens) the model was still context-free (top-1 p ≈ 0.02, the unigram); from 865 on
-# --p-ar 1.0, the autoregressive warm start (Dream's recipe: an autoregressive model,
-# whose every token is a target, continued as a masked-diffusion one).
+# The options are the 2026-12-03 run's: one thread (on these 2-core machines PyTorch's
+# second thread made a step of this small model slower: 5,490 against 3,860 tokens/s),
+# batch 32, 30 % autoregressive steps (Dream's warm start, mixed in from the start), half
+# of the masked steps editor-shaped infills with 0-16 EOS pads, the whole corpus. Every
+# start or resume that changes an option is recorded in resume.pt's state ("phases"),
+# and export.py / card.py carry it into the model card. Earlier runs (steps 0-1,624 on
+# 2026-12-01: 40 then 16 pads, 1/t then mean weighting, autoregressive steps only from
+# step 865) are in docs/QUALITY.md.
+# run.sh --init models/infilld-tiny-code continues the shipped weights (a new optimizer
+# and schedule; the model card keeps the earlier run as its prior).
 # TRAIN_NICE (default 10) sets its priority.
 # The PID goes to CACHE/train.pid; kill -TERM saves and exits, kill -STOP/-CONT pause.
 set -e
@@ -32,7 +33,8 @@ mkdir -p run
 nohup nice -n "${TRAIN_NICE:-10}" /usr/bin/python3 "$HERE/train.py" \
   --tokenizer tok/tokenizer.json --corpus corpus/train.jsonl --out run \
   --hidden 192 --layers 4 --heads 3 --kv-heads 1 --ffn 512 --seq-len 256 \
-  --batch 16 --lr 2e-3 --warmup 50 --steps 5000 --decay 0.25 --ema 0.99 \
-  --max-pads 16 --weighting mean --p-infill 0.3 --ckpt-min 4 --log-every 5 --threads 2 "$@" >> run/stdout.log 2>&1 &
+  --batch 32 --lr 2e-3 --warmup 100 --steps 4000 --decay 0.3 --ema 0.995 \
+  --max-pads 16 --weighting mean --p-infill 0.5 --p-ar 0.3 --max-mb-per-lang 100 \
+  --ckpt-min 10 --log-every 20 --threads 1 --minutes 115 "$@" >> run/stdout.log 2>&1 &
 echo $! > train.pid
 echo "train: pid $(cat train.pid), log $CACHE/run/log.tsv"

@@ -2,7 +2,7 @@
 """Masked-diffusion training of the default model (issue 13 §2).
 
   train.py --tokenizer tokenizer.json --corpus CACHE/corpus/train.jsonl --out RUNDIR
-           [--resume] [--threads 2] [--steps N] [model and batch options]
+           [--resume | --init MODELDIR] [--threads 2] [--steps N] [model and batch options]
 
 Objective, per sequence (mixed by --p-infill):
   infill  an editor-shaped request: a cursor drawn in a file (end of a typed line, inside
@@ -268,6 +268,17 @@ def save(path, model, ema, opt, state):
     os.replace(tmp, path)
 
 
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return "%s, %d cores" % (line.split(":", 1)[1].strip(), os.cpu_count())
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
 def lr_at(step, a):
     if step < a.warmup:
         return a.lr * (step + 1) / a.warmup
@@ -285,6 +296,10 @@ def main(argv):
     p.add_argument("--corpus", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--resume", action="store_true")
+    p.add_argument("--init", metavar="MODELDIR",
+                   help="start from an exported model folder (model.safetensors, config.json, "
+                   "train_state.json): its weights, a new optimizer and schedule, its "
+                   "training history kept as the run's prior")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hidden", type=int, default=256)
@@ -328,8 +343,17 @@ def main(argv):
     vocab = len(tok["model"]["vocab"]) + len(tok["added_tokens"])
     ckpt_path = os.path.join(a.out, "resume.pt")
     ck = torch.load(ckpt_path, map_location="cpu") if a.resume else None
+    init = None
     if ck:
         cfg = Config(**ck["config"])
+    elif a.init:
+        import export
+        with open(os.path.join(a.init, "config.json"), encoding="utf-8") as f:
+            hf = json.load(f)
+        cfg = Config(**{k: hf[k] for k in Config.KEYS})
+        with open(os.path.join(a.init, "train_state.json"), encoding="utf-8") as f:
+            prior = json.load(f)
+        init = (export.read_safetensors(os.path.join(a.init, "model.safetensors")), prior)
     else:
         cfg = Config(vocab_size=vocab, hidden_size=a.hidden, num_hidden_layers=a.layers,
                      num_attention_heads=a.heads, num_key_value_heads=a.kv_heads,
@@ -339,6 +363,11 @@ def main(argv):
     state = {"step": 0, "tokens": 0, "seconds": 0.0}
     if ck:
         model.load_state_dict({k: v.float() for k, v in ck["model"].items()})
+    elif init:
+        model.load_state_dict({k: torch.from_numpy(v.copy()).float() for k, v in init[0].items()})
+        # The folder's own history (and any it continued) stays with the weights.
+        state["prior"] = {k: init[1][k] for k in ("step", "tokens", "seconds", "phases", "host",
+                                                  "prior") if k in init[1]}
     model.to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.98), weight_decay=0.05)
     if ck:
@@ -352,6 +381,15 @@ def main(argv):
         ema = {k: v.float().to(dev) for k, v in ck["ema"].items()}
     else:
         ema = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    # The options that shape the model's training, one entry per start or resume that
+    # changed them: the model card describes the run from these.
+    opts = {k: getattr(a, k) for k in ("batch", "lr", "warmup", "steps", "decay", "ema",
+                                       "p_infill", "p_ar", "ar_keep", "max_middle", "max_pads",
+                                       "weighting", "seq_len", "threads", "device")}
+    phases = state.setdefault("phases", [])
+    if not phases or phases[-1]["opts"] != opts:
+        phases.append({"step": state["step"], "opts": opts})
+    state["host"] = cpu_name()
     print("train: %d parameters (%d without embeddings), config %s" %
           (count_params(model), count_params(model) - 2 * cfg.vocab_size * cfg.hidden_size,
            cfg.to_dict()), flush=True)
