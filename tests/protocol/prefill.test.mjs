@@ -99,7 +99,10 @@ test('idle prefill: the request after the quiet delay takes the prefilled step a
 
 test('contextCache over LSP: a nearby second request reuses kept rows; a settings change refreshes',
   { skip: !HAVE_TINY }, async () => {
-    const settings = { status: true, seed: 1, latencyBudgetMs: BUDGET, contextCache: true, idlePrefill: false, candidates: 1 };
+    // maxHole 16: one run per request, so the status's decision (that of a
+    // request's last run; a grown hole's later runs reuse its first run's
+    // rows) is the request's own, whatever the model writes.
+    const settings = { status: true, seed: 1, latencyBudgetMs: BUDGET, contextCache: true, idlePrefill: false, candidates: 1, maxHole: 16 };
     const s = await session(REAL, { initOptions: settings });
     await ready(s.conn);
     await open(s.conn, URI, DOC);
