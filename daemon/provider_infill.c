@@ -580,6 +580,10 @@ static void dmn__fill_req(dmn__prov *p, lsp_server *srv, const lsp_completion_re
         json_t *mh = json_object_get(o->all, "maxHole");
         if (json_is_integer(mh) && json_integer_value(mh) > 0 && json_integer_value(mh) <= 4096)
             r->max_hole = (int)json_integer_value(mh);
+        /* "eosPenalty": the annealed EOS/pad penalty (model default otherwise). */
+        json_t *ep = json_object_get(o->all, "eosPenalty");
+        if (json_is_number(ep) && json_number_value(ep) >= 0 && json_number_value(ep) <= 100)
+            r->eos_penalty = (float)json_number_value(ep);
         json_t *ms = json_object_get(o->all, "maxSteps");
         json_t *tb = json_object_get(o->all, "timeBudgetMs");
         if (json_is_integer(ms) && json_integer_value(ms) > 0)

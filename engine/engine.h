@@ -67,6 +67,8 @@ typedef struct eng_model_info {
     int32_t eos_id;
     int32_t pad_id;
     int32_t expand_id; /* DreamOn <|expand|>; -1 when absent */
+    float eos_penalty; /* generation_config.json "eos_penalty": the model's default annealed
+                          EOS/pad penalty (docs/SAMPLERS.md §4); 0 when absent */
     int max_context;   /* usable context in tokens (prompt + hole): 2048 for the Dream
                           family (its README's limit; less if max_position_embeddings is
                           smaller), else min(max_position_embeddings

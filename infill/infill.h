@@ -277,6 +277,7 @@ typedef struct ifl_doc_req {
     int n_hole;   /* > 0: hole size in tokens instead of the span's budget; never grows */
     eng_cache_mode mode;
     int max_steps;           /* step budget (0 = none); the last step commits every mask */
+    float eos_penalty;       /* annealed EOS/pad penalty; < 0 = the model's default */
     ifl_dg_infill dg_infill; /* DiffusionGemma: the infill mode (prompt by default) */
     /* Hole growth keeps the last run's tokens and adds masks after them
      * instead of starting the larger hole from masks (cached mode only; an

@@ -1172,6 +1172,7 @@ void ifl_doc_req_default(ifl_doc_req *r) {
     r->alg = ENG_ALG_DEFAULT;
     r->candidates = 1;
     r->mode = ENG_CACHE_CACHED;
+    r->eos_penalty = -1.0f;
 }
 
 void ifl_doc_res_free(ifl_doc_res *r) {
@@ -1350,6 +1351,7 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
     tr.params.seed = r->has_seed ? r->seed : 0;
     tr.params.deadline_ns = deadline;
     tr.params.max_steps = r->max_steps;
+    tr.params.eos_penalty = r->eos_penalty >= 0.0f ? r->eos_penalty : m->info.eos_penalty;
     tr.dg_infill = r->dg_infill;
     if (tr.params.candidates > 1 && tr.params.temperature <= 0.0f)
         tr.params.temperature = 0.6f; /* distinct candidates need noise */

@@ -34,6 +34,7 @@ static const char DMN__EVAL_USAGE[] =
     "usage: infilld eval --set NAME [--set NAME ...] [--model M ...] [--json] [--limit N]\n"
     "                    [--jobs J] [--alg ALG] [--steps S] [--mode exact|cached]\n"
     "                    [--max-steps S] [--time-budget MS] [--max-hole TOKENS] [--seed X]\n"
+    "                    [--eos-penalty L]\n"
     "                    [--no-validate] [--device auto|cpu|cuda] [--threads N]\n"
     "                    [--data DIR] [--heldout DIR] [--timeout SECONDS] [--python PATH]\n"
     "                    [--items FILE] [--dgemma-infill prompt|pin]\n"
@@ -142,6 +143,7 @@ static void dmn__eval_task(dmn__run *run, ifl_model *m, unsigned slot, size_t i)
     r.has_seed = true;
     r.seed = b->seed;
     r.dg_infill = b->dg_infill;
+    r.eos_penalty = b->eos_penalty;
     uint64_t t0 = base_now_ns();
     if (run->cfg->time_budget_ms > 0)
         r.deadline_ns = t0 + (uint64_t)run->cfg->time_budget_ms * 1000000u;
@@ -366,6 +368,10 @@ static json_t *dmn__row_json(const dmn__row *r, const dmn__eval_cfg *cfg) {
     json_object_set_new(o, "max_steps", json_integer(cfg->base.max_steps));
     json_object_set_new(o, "time_budget_ms", json_integer(cfg->time_budget_ms));
     json_object_set_new(o, "max_hole", json_integer(cfg->base.max_hole));
+    /* null: the model's own default (generation_config.json eos_penalty, else 0) */
+    json_object_set_new(o, "eos_penalty",
+                        cfg->base.eos_penalty >= 0 ? json_real(cfg->base.eos_penalty)
+                                                   : json_null());
     json_object_set_new(o, "n", json_integer((json_int_t)r->n));
     json_object_set_new(o, "answered", json_real(dmn__pct(r->answered, r->n) / 100));
     json_object_set_new(o, "exact", json_real(dmn__pct(r->exact, r->n) / 100));
@@ -577,6 +583,8 @@ int dmn_cli_eval(int argc, char **argv) {
             ok = (cfg.time_budget_ms = atoi(v)) >= 0;
         else if (strcmp(k, "--max-hole") == 0)
             ok = (cfg.base.max_hole = atoi(v)) >= 0;
+        else if (strcmp(k, "--eos-penalty") == 0)
+            ok = (cfg.base.eos_penalty = strtof(v, NULL)) >= 0 && cfg.base.eos_penalty <= 100;
         else if (strcmp(k, "--seed") == 0)
             cfg.base.seed = strtoull(v, NULL, 10);
         else if (strcmp(k, "--timeout") == 0) {

@@ -279,6 +279,8 @@ static const char IFL__COMPLETE_USAGE[] =
     "                        [--mode exact|cached] [--no-validate] [--device D] [--threads N]\n"
     "                        [--n TOKENS]   (hole size instead of the span's budget; no growth)\n"
     "                        [--time-budget MS] (latency budget: plan the request to it)\n"
+    "                        [--eos-penalty L] (annealed EOS/pad penalty; default: the\n"
+    "                        model's generation_config.json eos_penalty, else 0)\n"
     "                        [--grow restart|extend] (a grown hole starts again / keeps the\n"
     "                        last run's tokens; cached mode)\n"
     "                        [--dgemma-infill prompt|pin] (DiffusionGemma: FIM in the chat\n"
@@ -358,6 +360,8 @@ int dmn_cli_complete(int argc, char **argv) {
             r.steps = atoi(v);
         else if (strcmp(k, "--n") == 0)
             r.n_hole = atoi(v);
+        else if (strcmp(k, "--eos-penalty") == 0)
+            ok = (r.eos_penalty = strtof(v, NULL)) >= 0 && r.eos_penalty <= 100;
         else if (strcmp(k, "--time-budget") == 0)
             ok = (r.time_budget_ms = atoi(v)) > 0;
         else if (strcmp(k, "--grow") == 0) {

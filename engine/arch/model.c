@@ -1149,6 +1149,21 @@ static base_status eng__special_ids(eng_model *m, json_t *cfg, eng_error *err) {
         *dst[k] = id;
     }
     in->expand_id = tok ? eng_token_special_id(tok, "<|expand|>") : -1;
+    /* Dream-Coder's demos decode with an annealed EOS/pad penalty; a model
+     * folder may name its own default (the request's eosPenalty overrides). */
+    in->eos_penalty = 0.0f;
+    json_t *ep = json_object_get(gen, "eos_penalty");
+    if (ep && !json_is_null(ep)) {
+        double v = json_is_number(ep) ? json_number_value(ep) : -1.0;
+        if (!(v >= 0.0 && v <= 100.0)) {
+            json_decref(gen);
+            json_decref(tcfg);
+            return eng__err(err, BASE_ERR_MODEL,
+                            "%s: generation_config.json eos_penalty must be a number in [0, 100]",
+                            m->dir);
+        }
+        in->eos_penalty = (float)v;
+    }
     json_decref(gen);
     json_decref(tcfg);
 

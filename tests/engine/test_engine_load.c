@@ -306,6 +306,30 @@ static void test_bad_configs(void) {
     expect_fail(d, NULL, BASE_ERR_MODEL, "mask", "vocabulary");
 }
 
+/* generation_config.json's eos_penalty is the model's default EOS penalty;
+ * a value that is not a number in [0, 100] fails the load, naming the key. */
+static void test_eos_penalty(void) {
+    tm_spec s = tm_default(TM_DREAM);
+    char *d = new_dir();
+    CHECK_EQ_I(tm_write(d, &s), 0);
+    eng_model *m = expect_ok(d, NULL);
+    if (m)
+        CHECK(eng_model_get_info(m)->eos_penalty == 0.0f);
+    eng_model_free(m);
+    tm_write_file(d, "generation_config.json", "{\"eos_penalty\": 2.5, \"steps\": 64}");
+    m = expect_ok(d, NULL);
+    if (m)
+        CHECK(eng_model_get_info(m)->eos_penalty == 2.5f);
+    eng_model_free(m);
+    static const char *bad[] = {"-1", "101", "\"3\"", "true"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(bad); i++) {
+        char js[128];
+        snprintf(js, sizeof js, "{\"eos_penalty\": %s}", bad[i]);
+        tm_write_file(d, "generation_config.json", js);
+        expect_fail(d, NULL, BASE_ERR_MODEL, "generation_config.json", "eos_penalty");
+    }
+}
+
 int main(void) {
     if (!tm_have_tokenizer()) {
         fprintf(stderr, "skipped: no Qwen tokenizer.json (run ./bootstrap.sh)\n");
@@ -319,6 +343,7 @@ int main(void) {
     test_progress();
     test_malformed_files();
     test_bad_configs();
+    test_eos_penalty();
     tm_rmrf(g_root);
     free(g_root);
     return check_finish("test_engine_load");

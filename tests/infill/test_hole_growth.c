@@ -5,7 +5,9 @@
  *   - eos: rows whose input is the mask token predict EOS, so the first hole
  *     holds EOS and no second run is made;
  *   - a hole size fixed by the request, a deadline already past and DreamOn
- *     never grow; max_hole caps the growth.
+ *     never grow; max_hole caps the growth;
+ *   - the EOS penalty, from the request or the model folder, reaches the
+ *     sampler.
  * Skipped (77) when the checkpoints have not been generated. */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
@@ -204,6 +206,85 @@ static void test_eos_stops(ifl_model *m) {
     ifl_doc_res_free(&res);
 }
 
+static int count_eos(const ifl_model *m, const int32_t *t, int n) {
+    const eng_model_info *info = ifl_model_info(m);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += t[i] == info->eos_id || t[i] == info->pad_id;
+    return k;
+}
+
+/* The annealed EOS penalty (docs/SAMPLERS.md §4) reaches the sampler from the
+ * request and, when the request names none, from the model folder's
+ * generation_config.json: on the model that predicts EOS at every mask, a
+ * strong penalty makes the early steps commit other tokens; the folder's
+ * default gives bit for bit the request's, and a request's 0 overrides it. */
+static void test_eos_penalty(ifl_model *m, const char *dir) {
+    ifl_doc_req r;
+    int n0, n100, nd, nz, steps, runs;
+    req_init(&r);
+    r.max_hole = 16;
+    int32_t *t0 = run_tokens(m, &r, &n0, &steps, &runs);
+    r.eos_penalty = 100.0f;
+    int32_t *t100 = run_tokens(m, &r, &n100, &steps, &runs);
+    CHECK_EQ_I(n0, 16);
+    CHECK_EQ_I(n100, 16);
+    /* Most slots are EOS without a penalty (12 of 16 when written), few with. */
+    int e0 = t0 ? count_eos(m, t0, n0) : -1, e100 = t100 ? count_eos(m, t100, n100) : -1;
+    fprintf(stderr, "EOS in the hole: %d of %d without a penalty, %d with 100\n", e0, n0, e100);
+    CHECK(e0 >= n0 / 2);
+    CHECK(e100 >= 0 && e100 < e0 / 2);
+
+    /* The same weights in a folder whose generation_config.json sets 100. */
+    char tmpl[] = "/tmp/infilld-eospen-XXXXXX";
+    char *td = mkdtemp(tmpl);
+    CHECK(td != NULL);
+    if (!td) {
+        free(t0);
+        free(t100);
+        return;
+    }
+    static const char *files[] = {"config.json", "model.safetensors", "tokenizer.json",
+                                  "tokenizer_config.json", "special_tokens_map.json"};
+    char from[4096 + 64], to[4096]; /* dir is at most 4095 bytes */
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(from, sizeof from, "%s/%s", dir, files[i]);
+        snprintf(to, sizeof to, "%s/%s", td, files[i]);
+        CHECK_EQ_I(symlink(from, to), 0);
+    }
+    snprintf(to, sizeof to, "%s/generation_config.json", td);
+    FILE *f = fopen(to, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("{\"eos_penalty\": 100, \"steps\": 512}\n", f);
+        fclose(f);
+    }
+    ifl_model *md = open_model(td);
+    if (md) {
+        CHECK(ifl_model_info(md)->eos_penalty == 100.0f);
+        req_init(&r);
+        r.max_hole = 16;
+        int32_t *td100 = run_tokens(md, &r, &nd, &steps, &runs);
+        CHECK_EQ_I(nd, 16);
+        CHECK(td100 && t100 && memcmp(td100, t100, sizeof(int32_t) * 16) == 0);
+        r.eos_penalty = 0.0f;
+        int32_t *tz = run_tokens(md, &r, &nz, &steps, &runs);
+        CHECK(tz && t0 && nz == n0 && memcmp(tz, t0, sizeof(int32_t) * (size_t)n0) == 0);
+        free(td100);
+        free(tz);
+        ifl_model_close(md);
+    }
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(to, sizeof to, "%s/%s", td, files[i]);
+        unlink(to);
+    }
+    snprintf(to, sizeof to, "%s/generation_config.json", td);
+    unlink(to);
+    rmdir(td);
+    free(t0);
+    free(t100);
+}
+
 static void test_dreamon(ifl_model *m) {
     ifl_doc_req r;
     req_init(&r);
@@ -240,6 +321,7 @@ int main(int argc, char **argv) {
     CHECK(me != NULL);
     if (me) {
         test_eos_stops(me);
+        test_eos_penalty(me, eos);
         ifl_model_close(me);
     }
     ifl_model *md = open_model(dreamon);
