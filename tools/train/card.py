@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Writes the model card and loss curve of an exported model.
 
-  card.py MODELDIR [--log CACHE/run/log.tsv]
+  card.py MODELDIR [--log CACHE/run/log.tsv] [--eval EVAL.json ...]
 
 MODELDIR/loss.png (matplotlib, Debian's python3-matplotlib) from the training log
 (step, tokens, loss, lr, seconds), and MODELDIR/README.md from config.json,
-train_state.json, tools/train/data.lock and the log. Eval numbers are left for the
-quality harness (`infilld eval`) to fill in docs/QUALITY.md.
+train_state.json, tools/train/data.lock and the log. --eval adds the rows of
+`infilld eval --json` outputs as the card's evaluation table (docs/QUALITY.md keeps
+the full record).
 """
 
 import argparse
@@ -96,10 +97,40 @@ def torch_version():
         return "?"
 
 
+def pct(v):
+    return "-" if v is None else "%.1f %%" % (100 * v)
+
+
+def eval_table(paths, model_dir):
+    """Markdown rows of `infilld eval --json` outputs (this model's rows and baselines)."""
+    w = []
+    runs = [json.load(open(p, encoding="utf-8")) for p in paths]
+    when = sorted({"%s, %s" % (r.get("date", "?"), r.get("machine", "?")) for r in runs})
+    w.append("`infilld eval` on the held-out sets (%s; validation on, default pipeline "
+             "settings unless the row says otherwise):\n\n" % "; ".join(when))
+    w.append("| set | model | EOS penalty | n | answered | exact | edit sim | first line | "
+             "valid | EOS-ended | ms/task |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    me = os.path.basename(os.path.normpath(model_dir))
+    for run in runs:
+        for r in run["rows"]:
+            name = r["model"]
+            if r["kind"] == "model" and os.path.basename(os.path.normpath(name)) == me:
+                name = "this model"
+            pen = r.get("eos_penalty")
+            w.append("| %s | %s | %s | %d | %s | %s | %.3f | %s | %s | %s | %.0f |\n" % (
+                r["set"], name, "-" if r["kind"] != "model" else
+                ("model default" if pen is None else "%g" % pen), r["n"], pct(r["answered"]),
+                pct(r["exact"]), r["edit_sim"], pct(r["first_line"]), pct(r["valid"]),
+                pct(r["eos_ended"]), r["ms_per_task"]))
+    return w
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("model")
     p.add_argument("--log", default=os.path.join(fetch.default_cache(), "run", "log.tsv"))
+    p.add_argument("--eval", action="append", default=[],
+                   help="an `infilld eval --json` output to tabulate (repeatable)")
     a = p.parse_args(argv)
     cfg = json.load(open(os.path.join(a.model, "config.json")))
     st = json.load(open(os.path.join(a.model, "train_state.json")))
@@ -133,7 +164,7 @@ def main(argv):
              "completes short, common code patterns, not whole functions; it is the "
              "baseline a real model is measured against. Measure it (and any real model) "
              "with `infilld eval`; the numbers go to docs/QUALITY.md.\n" %
-             ("" if st.get("prior") else "from scratch ", n_params / 1e6, (st["tokens"] + st.get("prior", {}).get("tokens", 0)) / 1e6))
+             (n_params / 1e6, "" if st.get("prior") else "from scratch ", (st["tokens"] + st.get("prior", {}).get("tokens", 0)) / 1e6))
     w.append("\n## Shape\n\n")
     w.append("| field | value |\n|---|---|\n")
     for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
@@ -181,8 +212,15 @@ def main(argv):
              "trained on: %s. HumanEval was never used for training.\n\n" %
              (len(train), ", ".join("%s: %d" % kv for kv in sorted(lic.items())), len(held),
               ", ".join(e["name"] for e in held)))
-    w.append("## Evaluation\n\nTo be filled by the quality harness (`infilld eval --model "
-             "models/infilld-tiny-code --set heldout`); see docs/QUALITY.md.\n")
+    w.append("## Evaluation\n\n")
+    if a.eval:
+        w.extend(eval_table(a.eval, a.model))
+        w.append("\nThe full record, with the sampler settings of each row, is in "
+                 "docs/QUALITY.md.\n")
+    else:
+        w.append("To be filled by the quality harness (`infilld eval --model "
+                 "models/infilld-tiny-code --set heldout-LANG --json`, then `card.py --eval`); "
+                 "see docs/QUALITY.md.\n")
     with open(os.path.join(a.model, "README.md"), "w", encoding="utf-8") as f:
         f.write("".join(w))
     return 0

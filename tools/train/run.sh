@@ -7,7 +7,9 @@
 # The options are the 2026-12-03 run's: one thread (on these 2-core machines PyTorch's
 # second thread made a step of this small model slower: 5,490 against 3,860 tokens/s),
 # batch 32, 30 % autoregressive steps (Dream's warm start, mixed in from the start), half
-# of the masked steps editor-shaped infills with 0-16 EOS pads, the whole corpus. Every
+# of the masked steps editor-shaped infills with 0-16 EOS pads, the whole corpus (it
+# started with --steps 4000 and was resumed at step 1,742 with 3300, to finish its decay
+# within the session's time). Every
 # start or resume that changes an option is recorded in resume.pt's state ("phases"),
 # and export.py / card.py carry it into the model card. Earlier runs (steps 0-1,624 on
 # 2026-12-01: 40 then 16 pads, 1/t then mean weighting, autoregressive steps only from
@@ -33,7 +35,7 @@ mkdir -p run
 nohup nice -n "${TRAIN_NICE:-10}" /usr/bin/python3 "$HERE/train.py" \
   --tokenizer tok/tokenizer.json --corpus corpus/train.jsonl --out run \
   --hidden 192 --layers 4 --heads 3 --kv-heads 1 --ffn 512 --seq-len 256 \
-  --batch 32 --lr 2e-3 --warmup 100 --steps 4000 --decay 0.3 --ema 0.995 \
+  --batch 32 --lr 2e-3 --warmup 100 --steps 3300 --decay 0.3 --ema 0.995 \
   --max-pads 16 --weighting mean --p-infill 0.5 --p-ar 0.3 --max-mb-per-lang 100 \
   --ckpt-min 10 --log-every 20 --threads 1 --minutes 115 "$@" >> run/stdout.log 2>&1 &
 echo $! > train.pid
