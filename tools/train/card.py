@@ -178,6 +178,13 @@ def main(argv):
     w.append("The context is %d tokens (prompt + hole): the engine caps a Dream model's "
              "context at its `max_position_embeddings` when that is below 2048.\n\n" %
              cfg["max_position_embeddings"])
+    gp = os.path.join(a.model, "generation_config.json")
+    gen = json.load(open(gp)) if os.path.exists(gp) else {}
+    if gen.get("eos_penalty") is not None:
+        w.append("`generation_config.json` sets `eos_penalty` %g: infilld decodes this model "
+                 "with that annealed EOS/pad penalty unless a request sets `eosPenalty` "
+                 "(docs/SAMPLERS.md §4); without it the model fills most holes with EOS "
+                 "(the evaluation below has both).\n\n" % gen["eos_penalty"])
     w.append("## Tokenizer\n\nByte-level BPE (Qwen2 pre-tokenizer regex, GPT-2 byte alphabet, "
              "NFC, no byte fallback), %d ids: 256 bytes, %d merges' tokens, then "
              "`<|endoftext|>`, `<|beginoftext|>`, `<|mask|>`. Trained by `tools/train/bpe.py` "

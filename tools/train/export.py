@@ -133,7 +133,7 @@ def write_json(path, obj):
         f.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
 
-def export(cfg, weights, tok_path, out, dtype):
+def export(cfg, weights, tok_path, out, dtype, eos_penalty=None):
     with open(tok_path, encoding="utf-8") as f:
         tok = json.load(f)
     bos, eos, mask = special_ids(tok)
@@ -145,11 +145,14 @@ def export(cfg, weights, tok_path, out, dtype):
     write_safetensors(os.path.join(out, "model.safetensors"), [(n, weights[n]) for n in names],
                       dtype)
     write_json(os.path.join(out, "config.json"), dream_config(cfg, tok, dtype))
-    write_json(os.path.join(out, "generation_config.json"), {
-        "alg": "entropy", "alg_temp": 0.0, "bos_token_id": bos, "eos_token_id": eos,
-        "eps": 0.001, "mask_token_id": mask, "max_new_tokens": 64, "pad_token_id": eos,
-        "steps": 64, "temperature": 0.0, "top_k": None, "top_p": None,
-        "transformers_version": "4.46.2"})
+    gen = {"alg": "entropy", "alg_temp": 0.0, "bos_token_id": bos, "eos_token_id": eos,
+           "eps": 0.001, "mask_token_id": mask, "max_new_tokens": 64, "pad_token_id": eos,
+           "steps": 64, "temperature": 0.0, "top_k": None, "top_p": None,
+           "transformers_version": "4.46.2"}
+    if eos_penalty is not None:
+        # The engine's default annealed EOS/pad penalty for this model (docs/SAMPLERS.md §4).
+        gen["eos_penalty"] = eos_penalty
+    write_json(os.path.join(out, "generation_config.json"), gen)
     if os.path.abspath(tok_path) != os.path.abspath(os.path.join(out, "tokenizer.json")):
         shutil.copyfile(tok_path, os.path.join(out, "tokenizer.json"))
     decoder = {}
@@ -195,9 +198,12 @@ def main(argv):
         os.environ.get("INFILLD_TRAIN_CACHE", "/work/cache/train"), "tok", "tokenizer.json"))
     p.add_argument("--weights", choices=("ema", "raw"), default="ema")
     p.add_argument("--dtype", choices=("bf16", "f32"), default="bf16")
+    p.add_argument("--eos-penalty", type=float, default=None,
+                   help="write eos_penalty L into generation_config.json (the engine's default "
+                   "annealed EOS/pad penalty for this model)")
     a = p.parse_args(argv)
     cfg, weights, state = load_ckpt(a.ckpt, a.weights)
-    export(cfg, weights, a.tokenizer, a.out, a.dtype)
+    export(cfg, weights, a.tokenizer, a.out, a.dtype, a.eos_penalty)
     info = {"step": state["step"], "tokens": state["tokens"], "seconds": state["seconds"],
             "weights": state.get("weights", a.weights)}
     for k in ("device", "phases", "host", "prior"):
