@@ -105,9 +105,11 @@ def eval_table(paths, model_dir):
     """Markdown rows of `infilld eval --json` outputs (this model's rows and baselines)."""
     w = []
     runs = [json.load(open(p, encoding="utf-8")) for p in paths]
-    when = sorted({"%s, %s" % (r.get("date", "?"), r.get("machine", "?")) for r in runs})
-    w.append("`infilld eval` on the held-out sets (%s; validation on, default pipeline "
-             "settings unless the row says otherwise):\n\n" % "; ".join(when))
+    dates = sorted(r.get("date", "?") for r in runs)
+    when = dates[0] if dates[0] == dates[-1] else "%s to %s" % (dates[0], dates[-1])
+    machines = "; ".join(sorted({r.get("machine", "?") for r in runs}))
+    w.append("`infilld eval` on the held-out sets (%s, %s; validation on, default pipeline "
+             "settings unless the row says otherwise):\n\n" % (when, machines))
     w.append("| set | model | EOS penalty | n | answered | exact | edit sim | first line | "
              "valid | EOS-ended | ms/task |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     me = os.path.basename(os.path.normpath(model_dir))
@@ -160,9 +162,9 @@ def main(argv):
              "(`DreamModel`, Qwen2 tensor names, shifted logits), trained %sby "
              "`tools/train/` on permissively licensed source code from Debian and npm "
              "packages. It is what `infilld` loads when no model is given: small enough to "
-             "answer in milliseconds on any CPU, trained on %.0f M tokens on a CPU, so it "
-             "completes short, common code patterns, not whole functions; it is the "
-             "baseline a real model is measured against. Measure it (and any real model) "
+             "answer in milliseconds on any CPU, trained on %.0f M tokens on a CPU, far less "
+             "than a useful code model needs (the evaluation below says what it does); it "
+             "is the baseline a real model is measured against. Measure it (and any real model) "
              "with `infilld eval`; the numbers go to docs/QUALITY.md.\n" %
              (n_params / 1e6, "" if st.get("prior") else "from scratch ", (st["tokens"] + st.get("prior", {}).get("tokens", 0)) / 1e6))
     w.append("\n## Shape\n\n")
