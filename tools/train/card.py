@@ -97,6 +97,15 @@ def torch_version():
         return "?"
 
 
+def all_tokens(st):
+    """Tokens of this run and of every earlier run whose export it continued (--init)."""
+    n = 0
+    while st:
+        n += st["tokens"]
+        st = st.get("prior")
+    return n
+
+
 def pct(v):
     return "-" if v is None else "%.1f %%" % (100 * v)
 
@@ -166,7 +175,7 @@ def main(argv):
              "than a useful code model needs (the evaluation below says what it does); it "
              "is the baseline a real model is measured against. Measure it (and any real model) "
              "with `infilld eval`; the numbers go to docs/QUALITY.md.\n" %
-             (n_params / 1e6, "" if st.get("prior") else "from scratch ", (st["tokens"] + st.get("prior", {}).get("tokens", 0)) / 1e6))
+             (n_params / 1e6, "" if st.get("prior") else "from scratch ", all_tokens(st) / 1e6))
     w.append("\n## Shape\n\n")
     w.append("| field | value |\n|---|---|\n")
     for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
@@ -200,11 +209,14 @@ def main(argv):
         w.append("- Steps: %d; tokens seen (sequence positions, prompt included): %.2f M; "
                  "%.0f s of training.\n" % (st["step"], st["tokens"] / 1e6, st["seconds"]))
     prior = st.get("prior")
-    if prior:
-        w.append("- Started from an earlier export (%d steps, %.2f M tokens, %.0f s), whose "
-                 "weights it continued with a new optimizer and schedule.\n" %
-                 (prior["step"], prior["tokens"] / 1e6, prior["seconds"]))
-    tokens = st["tokens"] + (prior["tokens"] if prior else 0)
+    lead = "Started from an earlier export"
+    while prior:
+        w.append("- %s (%d steps, %.2f M tokens, %.0f s), whose weights it continued with a "
+                 "new optimizer and schedule.\n" %
+                 (lead, prior["step"], prior["tokens"] / 1e6, prior["seconds"]))
+        lead = "That export had started from one"
+        prior = prior.get("prior")
+    tokens = all_tokens(st)
     w.append("- Compute: about %.1f TFLOP in all (6 x parameters x tokens, an upper bound).\n" %
              (6 * n_params * tokens / 1e12))
     w.append("- Loss (mean of the last %d log lines): %.2f nats per target token.\n" %
