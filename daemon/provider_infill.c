@@ -582,7 +582,8 @@ static void dmn__fill_req(dmn__prov *p, lsp_server *srv, const lsp_completion_re
             r->max_hole = (int)json_integer_value(mh);
         /* "eosPenalty": the annealed EOS/pad penalty (model default otherwise). */
         json_t *ep = json_object_get(o->all, "eosPenalty");
-        if (json_is_number(ep) && json_number_value(ep) >= 0 && json_number_value(ep) <= 100)
+        if (json_is_number(ep) && json_number_value(ep) >= 0 &&
+            json_number_value(ep) <= ENG_EOS_PENALTY_MAX)
             r->eos_penalty = (float)json_number_value(ep);
         json_t *ms = json_object_get(o->all, "maxSteps");
         json_t *tb = json_object_get(o->all, "timeBudgetMs");

@@ -43,6 +43,9 @@ typedef enum eng_dtype {
 /* "F32", "BF16", "Q4_K", ... */
 const char *eng_dtype_name(eng_dtype t);
 
+/* The annealed EOS/pad penalty's range (docs/SAMPLERS.md §4), wherever one is given. */
+#define ENG_EOS_PENALTY_MAX 100.0f
+
 typedef struct eng_model_info {
     eng_family family;
     const char *arch; /* config.json architectures[0], borrowed */

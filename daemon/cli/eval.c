@@ -584,7 +584,8 @@ int dmn_cli_eval(int argc, char **argv) {
         else if (strcmp(k, "--max-hole") == 0)
             ok = (cfg.base.max_hole = atoi(v)) >= 0;
         else if (strcmp(k, "--eos-penalty") == 0)
-            ok = (cfg.base.eos_penalty = strtof(v, NULL)) >= 0 && cfg.base.eos_penalty <= 100;
+            ok = (cfg.base.eos_penalty = strtof(v, NULL)) >= 0 &&
+                 cfg.base.eos_penalty <= ENG_EOS_PENALTY_MAX;
         else if (strcmp(k, "--seed") == 0)
             cfg.base.seed = strtoull(v, NULL, 10);
         else if (strcmp(k, "--timeout") == 0) {

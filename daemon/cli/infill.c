@@ -361,7 +361,7 @@ int dmn_cli_complete(int argc, char **argv) {
         else if (strcmp(k, "--n") == 0)
             r.n_hole = atoi(v);
         else if (strcmp(k, "--eos-penalty") == 0)
-            ok = (r.eos_penalty = strtof(v, NULL)) >= 0 && r.eos_penalty <= 100;
+            ok = (r.eos_penalty = strtof(v, NULL)) >= 0 && r.eos_penalty <= ENG_EOS_PENALTY_MAX;
         else if (strcmp(k, "--time-budget") == 0)
             ok = (r.time_budget_ms = atoi(v)) > 0;
         else if (strcmp(k, "--grow") == 0) {

@@ -1155,7 +1155,7 @@ static base_status eng__special_ids(eng_model *m, json_t *cfg, eng_error *err) {
     json_t *ep = json_object_get(gen, "eos_penalty");
     if (ep && !json_is_null(ep)) {
         double v = json_is_number(ep) ? json_number_value(ep) : -1.0;
-        if (!(v >= 0.0 && v <= 100.0)) {
+        if (!(v >= 0.0 && v <= ENG_EOS_PENALTY_MAX)) {
             json_decref(gen);
             json_decref(tcfg);
             return eng__err(err, BASE_ERR_MODEL,
