@@ -194,8 +194,7 @@ def main(argv):
     if gen.get("eos_penalty") is not None:
         w.append("`generation_config.json` sets `eos_penalty` %g: infilld decodes this model "
                  "with that annealed EOS/pad penalty unless a request sets `eosPenalty` "
-                 "(docs/SAMPLERS.md §4); without it the model fills most holes with EOS "
-                 "(the evaluation below has both).\n\n" % gen["eos_penalty"])
+                 "(docs/SAMPLERS.md §4).\n\n" % gen["eos_penalty"])
     w.append("## Tokenizer\n\nByte-level BPE (Qwen2 pre-tokenizer regex, GPT-2 byte alphabet, "
              "NFC, no byte fallback), %d ids: 256 bytes, %d merges' tokens, then "
              "`<|endoftext|>`, `<|beginoftext|>`, `<|mask|>`. Trained by `tools/train/bpe.py` "
