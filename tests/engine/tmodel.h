@@ -1,6 +1,7 @@
 /* Test helper: writes tiny model directories (config.json, safetensors,
  * tokenizer link) from C, so that engine tests can build well-formed and
- * deliberately broken checkpoints without the Python generator. */
+ * deliberately broken checkpoints without the Python generator. The helpers
+ * are static inline so that a test may use only some of them. */
 #ifndef INFILLD_TESTS_TMODEL_H
 #define INFILLD_TESTS_TMODEL_H
 
@@ -34,7 +35,7 @@ typedef struct tm_spec {
     const char *extra_cfg; /* raw JSON members appended to config.json, or NULL */
 } tm_spec;
 
-static tm_spec tm_default(tm_family f) {
+static inline tm_spec tm_default(tm_family f) {
     tm_spec s = {f, 2, 64, 4, 2, 96, 300, false, f == TM_QWEN2, 299, 1, NULL, NULL, 0, NULL};
     return s;
 }
@@ -50,8 +51,8 @@ typedef struct tm_list {
     int n;
 } tm_list;
 
-static void tm_add(tm_list *l, base_rng *r, const char *name, int64_t rows, int64_t cols,
-                   float center, float scale) {
+static inline void tm_add(tm_list *l, base_rng *r, const char *name, int64_t rows, int64_t cols,
+                          float center, float scale) {
     tm_tensor *t = &l->t[l->n++];
     snprintf(t->name, sizeof t->name, "%s", name);
     t->rows = rows;
@@ -62,7 +63,7 @@ static void tm_add(tm_list *l, base_rng *r, const char *name, int64_t rows, int6
         t->v[i] = center + scale * (float)(2 * base_rng_uniform(r) - 1);
 }
 
-static uint16_t tm_bf16(float f) {
+static inline uint16_t tm_bf16(float f) {
     union {
         float f;
         uint32_t u;
@@ -71,8 +72,8 @@ static uint16_t tm_bf16(float f) {
 }
 
 /* Writes the listed tensors [first, last) into path as safetensors. */
-static int tm_write_st(const char *path, tm_list *l, int first, int last, bool bf16,
-                       const char *bad_shape) {
+static inline int tm_write_st(const char *path, tm_list *l, int first, int last, bool bf16,
+                              const char *bad_shape) {
     size_t esz = bf16 ? 2 : 4;
     char *hdr = malloc(1 << 20);
     size_t h = 0;
@@ -132,7 +133,7 @@ static int tm_write_st(const char *path, tm_list *l, int first, int last, bool b
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static const char *tm_tokenizer_path(void) {
+static inline const char *tm_tokenizer_path(void) {
 #ifdef TM_QWEN_TOKENIZER
     return TM_QWEN_TOKENIZER;
 #else
@@ -140,9 +141,9 @@ static const char *tm_tokenizer_path(void) {
 #endif
 }
 
-static bool tm_have_tokenizer(void) { return access(tm_tokenizer_path(), R_OK) == 0; }
+static inline bool tm_have_tokenizer(void) { return access(tm_tokenizer_path(), R_OK) == 0; }
 
-static void tm_write_file(const char *dir, const char *name, const char *text) {
+static inline void tm_write_file(const char *dir, const char *name, const char *text) {
     char p[4096];
     snprintf(p, sizeof p, "%s/%s", dir, name);
     FILE *f = fopen(p, "w");
@@ -153,7 +154,7 @@ static void tm_write_file(const char *dir, const char *name, const char *text) {
 }
 
 /* Writes a complete model directory; returns 0 on success. */
-static int tm_write(const char *dir, const tm_spec *s) {
+static inline int tm_write(const char *dir, const tm_spec *s) {
     mkdir(dir, 0755);
     char p[4096], cfg[4096];
     const int hd = s->d / s->heads;
@@ -263,12 +264,12 @@ static int tm_write(const char *dir, const tm_spec *s) {
 }
 
 /* A fresh temporary directory under /tmp (caller removes it with tm_rmrf). */
-static char *tm_tmpdir(void) {
+static inline char *tm_tmpdir(void) {
     char *t = strdup("/tmp/infilld-engine-test-XXXXXX");
     return mkdtemp(t) ? t : NULL;
 }
 
-static void tm_rmrf(const char *dir) {
+static inline void tm_rmrf(const char *dir) {
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
