@@ -10,6 +10,7 @@
  *     sampler.
  * Skipped (77) when the checkpoints have not been generated. */
 #define _POSIX_C_SOURCE 200809L
+#include "../engine/tmodel.h"
 #include "check.h"
 #include "infill.h"
 
@@ -236,8 +237,7 @@ static void test_eos_penalty(ifl_model *m, const char *dir) {
     CHECK(e100 >= 0 && e100 < e0 / 2);
 
     /* The same weights in a folder whose generation_config.json sets 100. */
-    char tmpl[] = "/tmp/infilld-eospen-XXXXXX";
-    char *td = mkdtemp(tmpl);
+    char *td = tm_tmpdir();
     CHECK(td != NULL);
     if (!td) {
         free(t0);
@@ -252,13 +252,7 @@ static void test_eos_penalty(ifl_model *m, const char *dir) {
         snprintf(to, sizeof to, "%s/%s", td, files[i]);
         CHECK_EQ_I(symlink(from, to), 0);
     }
-    snprintf(to, sizeof to, "%s/generation_config.json", td);
-    FILE *f = fopen(to, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs("{\"eos_penalty\": 100, \"steps\": 512}\n", f);
-        fclose(f);
-    }
+    tm_write_file(td, "generation_config.json", "{\"eos_penalty\": 100, \"steps\": 512}\n");
     ifl_model *md = open_model(td);
     if (md) {
         CHECK(ifl_model_info(md)->eos_penalty == 100.0f);
@@ -274,13 +268,8 @@ static void test_eos_penalty(ifl_model *m, const char *dir) {
         free(tz);
         ifl_model_close(md);
     }
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(to, sizeof to, "%s/%s", td, files[i]);
-        unlink(to);
-    }
-    snprintf(to, sizeof to, "%s/generation_config.json", td);
-    unlink(to);
-    rmdir(td);
+    tm_rmrf(td); /* the links only: rm -rf does not follow them */
+    free(td);
     free(t0);
     free(t100);
 }
