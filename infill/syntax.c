@@ -1176,6 +1176,37 @@ static bool ifl__blocks_indented(const char *lang, const char *s, size_t len, si
     return ok;
 }
 
+/* Most lines a rejected multi-line candidate is cut back by (each try is a
+ * syntax check: a window parse of well under a millisecond). */
+#define IFL__CUT_BACK_MAX 32
+
+/* [0, n) without trailing spaces and blank lines. */
+static size_t ifl__trim_lines(const char *s, size_t n) {
+    n = ifl__rtrim(s, 0, n);
+    while (n > 0 && s[n - 1] == '\n')
+        n = ifl__rtrim(s, 0, n - 1);
+    return n;
+}
+
+/* out = text (+ '\n' + indent when indent is not NULL), '\n' -> "\r\n" when
+ * crlf. */
+static base_status ifl__as_inserted(base_buf *out, const char *text, size_t n, const char *indent,
+                                    size_t indent_len, bool crlf) {
+    base_status st = base_buf_append(out, text, n);
+    if (st == BASE_OK && indent && n > 0) {
+        st = base_buf_append(out, "\n", 1);
+        if (st == BASE_OK && indent_len)
+            st = base_buf_append(out, indent, indent_len);
+    }
+    if (crlf)
+        for (size_t i = 0; i < out->len && st == BASE_OK; i++)
+            if (out->data[i] == '\n' && (i == 0 || out->data[i - 1] != '\r')) {
+                st = base_buf_splice(out, i, 0, "\r", 1);
+                i++;
+            }
+    return st;
+}
+
 static base_status ifl__postprocess(ifl_tree *t, const char *lang, const char *s, size_t len,
                                     const ifl_span *sp, const char *cand, size_t cl,
                                     const ifl_post_opts *o, char **out, size_t *out_len) {
@@ -1328,16 +1359,8 @@ static base_status ifl__postprocess(ifl_tree *t, const char *lang, const char *s
         }
         /* No trailing blank lines or spaces, unless the completion is whole
          * lines inserted before the cursor's line, which end with '\n'. */
-        b.len = ifl__rtrim(b.data, 0, b.len);
-        while (b.len > 0 && b.data[b.len - 1] == '\n')
-            b.len = ifl__rtrim(b.data, 0, b.len - 1);
+        b.len = ifl__trim_lines(b.data, b.len);
         b.data[b.len] = 0;
-        if (prefix_blank && !rest_blank && b.len > 0) {
-            if ((st = base_buf_append(&b, "\n", 1)) != BASE_OK)
-                goto done;
-            if ((st = base_buf_append(&b, s + ls, hs - ls)) != BASE_OK)
-                goto done;
-        }
     }
 
     if (!sp->multiline) {
@@ -1372,30 +1395,53 @@ static base_status ifl__postprocess(ifl_tree *t, const char *lang, const char *s
         }
     }
 
-    if (ifl__blank(b.data, 0, b.len)) {
-        st = BASE_ERR_PARSE;
-        goto done;
-    }
-    if (crlf) {
-        for (size_t i = 0; i < b.len && st == BASE_OK; i++)
-            if (b.data[i] == '\n' && (i == 0 || b.data[i - 1] != '\r')) {
-                st = base_buf_splice(&b, i, 0, "\r", 1);
-                i++;
-            }
-        if (st != BASE_OK)
-            goto done;
-    }
-    if (o && o->validate && t) {
-        if (sp->multiline && !ifl__blocks_indented(lang, s, len, hs, he, b.data, b.len, fs.width)) {
-            BASE_LOGD(IFL__MOD, "candidate rejected: a block without an indented body");
+    /* The candidate as inserted: whole lines put before the cursor's line
+     * end with the line break and indentation the hole took, and CRLF files
+     * get their '\r' back. A multi-line candidate the syntax check rejects is
+     * cut back one line at a time: the longest leading lines that pass are
+     * the answer (a model often writes good lines, then loses its way). */
+    bool tail_nl = sp->multiline && prefix_blank && !rest_blank;
+    const bool validate = o && o->validate && t;
+    for (int tries = 0;; tries++) {
+        if (ifl__blank(b.data, 0, b.len)) {
             st = BASE_ERR_PARSE;
             goto done;
         }
-        st = ifl__validate(t, s, len, hs, he, b.data, b.len);
-        if (st != BASE_OK)
+        base_buf f;
+        base_buf_init(&f);
+        if ((st = ifl__as_inserted(&f, b.data, b.len, tail_nl ? s + ls : NULL, hs - ls, crlf)) !=
+            BASE_OK) {
+            base_buf_deinit(&f);
             goto done;
+        }
+        if (!validate) {
+            *out = base_buf_steal(&f, out_len);
+            goto done;
+        }
+        if (sp->multiline && !ifl__blocks_indented(lang, s, len, hs, he, f.data, f.len, fs.width)) {
+            BASE_LOGD(IFL__MOD, "candidate rejected: a block without an indented body");
+            st = BASE_ERR_PARSE;
+        } else {
+            st = ifl__validate(t, s, len, hs, he, f.data, f.len);
+        }
+        if (st == BASE_OK) {
+            if (tries > 0)
+                BASE_LOGD(IFL__MOD, "candidate cut back by %d line(s) to pass the syntax check",
+                          tries);
+            *out = base_buf_steal(&f, out_len);
+            goto done;
+        }
+        base_buf_deinit(&f);
+        if (st != BASE_ERR_PARSE || !sp->multiline || tries >= IFL__CUT_BACK_MAX)
+            goto done;
+        size_t nl = b.len;
+        while (nl > 0 && b.data[nl - 1] != '\n')
+            nl--;
+        if (nl == 0)
+            goto done;
+        b.len = ifl__trim_lines(b.data, nl - 1);
+        b.data[b.len] = 0;
     }
-    *out = base_buf_steal(&b, out_len);
 done:
     free(L);
     base_buf_deinit(&b);

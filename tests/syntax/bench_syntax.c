@@ -228,6 +228,28 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
         post[i] = (double)(c - b) / 1e6;
         both[i] = (double)(c - a) / 1e6;
     }
+    /* A candidate the syntax check rejects, cut back one line at a time:
+     * 16 lines whose first is broken, so every cut fails (the worst case:
+     * 16 checks, then null). */
+    double bad[N];
+    base_buf bb;
+    base_buf_init(&bb);
+    base_buf_printf(&bb, "%s", strcmp(lang, "python") == 0 ? "total = (]" : "total = (];");
+    for (int k = 1; k < 16; k++)
+        base_buf_printf(&bb, "\n    total += %d%s", k, strcmp(lang, "python") == 0 ? "" : ";");
+    for (int i = 0; i < N; i++) {
+        size_t cur = cursors[(size_t)i * 7 % nc];
+        ifl_span sp;
+        ifl_tree_locate(t, text, len, cur, 0, 0, &sp);
+        ifl_post_opts o = {.validate = true};
+        char *out = NULL;
+        size_t out_len = 0;
+        uint64_t a = cpu_ns();
+        ifl_tree_postprocess(t, text, len, &sp, bb.data, bb.len, &o, &out, &out_len);
+        bad[i] = (double)(cpu_ns() - a) / 1e6;
+        free(out);
+    }
+    base_buf_deinit(&bb);
     /* The same through the _text entry points (no kept tree; what the
      * one-shot CLI uses). */
     double txt[N];
@@ -272,6 +294,8 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
     report(what, rep_whole, N);
     printf("%s: %zu segments\n", name, ifl_tree_segment_count(t));
     printf("%s: candidate accepted %zu/%d\n", name, accepted, N);
+    snprintf(what, sizeof(what), "%s: 16-line rejected candidate, cut back", name);
+    report(what, bad, N);
     ifl_tree_free(t);
 }
 

@@ -133,5 +133,13 @@ int main(void) {
                BASE_OK);
     CHECK_STR(out, "a++;\r\n    a++;");
     free(out);
+    /* A rejected candidate is cut back to its leading lines that pass, in
+     * the file's line endings. */
+    out = NULL;
+    CHECK_EQ_I(ifl_syntax_postprocess_text("c", crlf, strlen(crlf), &sp,
+                                           "a++;\n    a += 2;\n    a = (;", 27, &o, &out, &out_len),
+               BASE_OK);
+    CHECK_STR(out, "a++;\r\n    a += 2;");
+    free(out);
     return check_finish("test_syntax_lang");
 }
