@@ -420,6 +420,10 @@ static bool ifl__starts_construct(const char *lang, const char *s, size_t len, s
     }
     if (c == '/' || c == '-') /* comments (and operators) */
         return false;
+    /* In Lua a string on a line of its own is the argument of a call on the
+     * line before (`f\n"x"` is f("x")). */
+    if ((c == '"' || c == '\'') && strcmp(lang, "lua") == 0)
+        return false;
     if (!(ifl__word_char(c) || c == '"' || c == '\'' || c == '@' || c == '$'))
         return false;
     size_t e = ls;

@@ -475,6 +475,34 @@ static void js_template_span_reinserted(void) {
     replay_sizes(sd->lang, sd->text, script, sizeof script);
 }
 
+/* fuzz_syntax_edits' finding 17: in Lua a string literal at the start of a
+ * line is the argument of a call on the line before (`f\n"x"` is f("x")),
+ * and so is a long string or a table; the cut before such a line split the
+ * call into a call and a second one with a MISSING name. Parsed at every
+ * sound cut, the text must read as one tree does. */
+static void lua_string_call_on_next_line(void) {
+    static const char *const texts[] = {
+        "local M = {}\nM.f{}\n\"[==[\"\nfunction M.g(x)\n  return x\nend\nreturn M\n",
+        "print\n'one'\nlocal x = 1\nreturn x\n",
+        "require\n[[mod]]\nlocal y = 2\n",
+    };
+    for (size_t i = 0; i < BASE_ARRAY_LEN(texts); i++) {
+        base_status st = BASE_OK;
+        ifl_tree *t = ifl_tree_new("lua", &st), *whole = ifl_tree_new("lua", &st);
+        CHECK(t && whole);
+        if (!t || !whole)
+            return;
+        ifl_tree_set_segment_bytes(t, 1);
+        ifl_tree_set_segment_bytes(whole, 0);
+        size_t len = strlen(texts[i]);
+        CHECK_EQ_I(ifl_tree_update(t, texts[i], len), BASE_OK);
+        CHECK_EQ_I(ifl_tree_update(whole, texts[i], len), BASE_OK);
+        same_tree(t, whole, texts[i], len);
+        ifl_tree_free(t);
+        ifl_tree_free(whole);
+    }
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
@@ -492,6 +520,7 @@ int main(int argc, char **argv) {
     comment_in_macro_continuation();
     endif_above_guard();
     js_template_span_reinserted();
+    lua_string_call_on_next_line();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size. */
