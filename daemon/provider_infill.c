@@ -560,7 +560,15 @@ static void dmn__fill_req(dmn__prov *p, lsp_server *srv, const lsp_completion_re
     r->sel_start = sel ? req->sel_start : req->cursor;
     r->sel_end = sel ? req->sel_end : req->cursor;
     const lsp_req_options *o = req->opts;
-    r->candidates = 1;
+    /* Automatic: the "automaticCandidates" setting, else the model's default
+     * (0: generation_config.json "candidates", else 1); invoked: 3. */
+    r->candidates = 0;
+    if (o) {
+        json_t *ac = json_object_get(o->all, "automaticCandidates");
+        if (json_is_integer(ac) && json_integer_value(ac) >= 1 &&
+            json_integer_value(ac) <= ENG_MAX_AUTO_CANDIDATES)
+            r->candidates = (int)json_integer_value(ac);
+    }
     if (req->invoked && o)
         r->candidates = o->candidates > 0 ? o->candidates : 3;
     if (r->candidates > ENG_DIFF_MAX_CANDIDATES)

@@ -267,7 +267,7 @@ typedef struct ifl_doc_req {
     const char *language; /* canonical (ifl_syntax_language) or NULL */
     size_t cursor;
     size_t sel_start, sel_end; /* a selection to regenerate when sel_end > sel_start */
-    int candidates;            /* 0 → 1 */
+    int candidates;            /* 0 → the model's default (generation_config.json), else 1 */
     int validate;              /* -1 default (on), 0 off, 1 on */
     bool has_seed;
     uint64_t seed;

@@ -1344,7 +1344,10 @@ static base_status ifl__local_produce(void *self, const ifl_source_req *sr,
     eng_diff_params_default(&tr.params);
     tr.params.alg = r->alg;
     tr.params.steps = r->steps;
-    tr.params.candidates = r->candidates > 0 ? r->candidates : 1;
+    /* 0: the model folder's default (generation_config.json "candidates"). */
+    tr.params.candidates = r->candidates > 0        ? r->candidates
+                           : m->info.candidates > 0 ? m->info.candidates
+                                                    : 1;
     if (tr.params.candidates > m->max_batch)
         tr.params.candidates = m->max_batch;
     tr.params.mode = r->mode;

@@ -34,7 +34,7 @@ static const char DMN__EVAL_USAGE[] =
     "usage: infilld eval --set NAME [--set NAME ...] [--model M ...] [--json] [--limit N]\n"
     "                    [--jobs J] [--alg ALG] [--steps S] [--mode exact|cached]\n"
     "                    [--max-steps S] [--time-budget MS] [--max-hole TOKENS] [--seed X]\n"
-    "                    [--eos-penalty L]\n"
+    "                    [--eos-penalty L] [--candidates C]\n"
     "                    [--no-validate] [--device auto|cpu|cuda] [--threads N]\n"
     "                    [--data DIR] [--heldout DIR] [--timeout SECONDS] [--python PATH]\n"
     "                    [--items FILE] [--dgemma-infill prompt|pin]\n"
@@ -368,6 +368,7 @@ static json_t *dmn__row_json(const dmn__row *r, const dmn__eval_cfg *cfg) {
     json_object_set_new(o, "max_steps", json_integer(cfg->base.max_steps));
     json_object_set_new(o, "time_budget_ms", json_integer(cfg->time_budget_ms));
     json_object_set_new(o, "max_hole", json_integer(cfg->base.max_hole));
+    json_object_set_new(o, "candidates", json_integer(cfg->base.candidates));
     /* null: the model's own default (generation_config.json eos_penalty, else 0) */
     json_object_set_new(o, "eos_penalty",
                         cfg->base.eos_penalty >= 0 ? json_real(cfg->base.eos_penalty)
@@ -586,6 +587,9 @@ int dmn_cli_eval(int argc, char **argv) {
         else if (strcmp(k, "--eos-penalty") == 0)
             ok = (cfg.base.eos_penalty = strtof(v, NULL)) >= 0 &&
                  cfg.base.eos_penalty <= ENG_EOS_PENALTY_MAX;
+        else if (strcmp(k, "--candidates") == 0)
+            ok = (cfg.base.candidates = atoi(v)) >= 1 &&
+                 cfg.base.candidates <= ENG_DIFF_MAX_CANDIDATES;
         else if (strcmp(k, "--seed") == 0)
             cfg.base.seed = strtoull(v, NULL, 10);
         else if (strcmp(k, "--timeout") == 0) {

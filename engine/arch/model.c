@@ -1164,6 +1164,22 @@ static base_status eng__special_ids(eng_model *m, json_t *cfg, eng_error *err) {
         }
         in->eos_penalty = (float)v;
     }
+    /* More than one candidate for automatic requests: sampled at temperature
+     * 0.6, ranked, the best valid one answered (a small model answers more
+     * often so; docs/QUALITY.md). */
+    in->candidates = 0;
+    json_t *nc = json_object_get(gen, "candidates");
+    if (nc && !json_is_null(nc)) {
+        json_int_t v = json_is_integer(nc) ? json_integer_value(nc) : -1;
+        if (v < 1 || v > ENG_MAX_AUTO_CANDIDATES) {
+            json_decref(gen);
+            json_decref(tcfg);
+            return eng__err(err, BASE_ERR_MODEL,
+                            "%s: generation_config.json candidates must be an integer in [1, %d]",
+                            m->dir, ENG_MAX_AUTO_CANDIDATES);
+        }
+        in->candidates = (int)v;
+    }
     json_decref(gen);
     json_decref(tcfg);
 

@@ -330,6 +330,31 @@ static void test_eos_penalty(void) {
     }
 }
 
+/* generation_config.json's candidates is how many candidates an automatic
+ * request samples by default; anything but an integer in [1, 16] fails the
+ * load, naming the key. */
+static void test_candidates(void) {
+    tm_spec s = tm_default(TM_DREAM);
+    char *d = new_dir();
+    CHECK_EQ_I(tm_write(d, &s), 0);
+    eng_model *m = expect_ok(d, NULL);
+    if (m)
+        CHECK_EQ_I(eng_model_get_info(m)->candidates, 0);
+    eng_model_free(m);
+    tm_write_file(d, "generation_config.json", "{\"candidates\": 4, \"steps\": 64}");
+    m = expect_ok(d, NULL);
+    if (m)
+        CHECK_EQ_I(eng_model_get_info(m)->candidates, 4);
+    eng_model_free(m);
+    static const char *bad[] = {"0", "17", "2.5", "\"4\"", "true"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(bad); i++) {
+        char js[128];
+        snprintf(js, sizeof js, "{\"candidates\": %s}", bad[i]);
+        tm_write_file(d, "generation_config.json", js);
+        expect_fail(d, NULL, BASE_ERR_MODEL, "generation_config.json", "candidates");
+    }
+}
+
 int main(void) {
     if (!tm_have_tokenizer()) {
         fprintf(stderr, "skipped: no Qwen tokenizer.json (run ./bootstrap.sh)\n");
@@ -344,6 +369,7 @@ int main(void) {
     test_malformed_files();
     test_bad_configs();
     test_eos_penalty();
+    test_candidates();
     tm_rmrf(g_root);
     free(g_root);
     return check_finish("test_engine_load");

@@ -252,7 +252,8 @@ static void test_eos_penalty(ifl_model *m, const char *dir) {
         snprintf(to, sizeof to, "%s/%s", td, files[i]);
         CHECK_EQ_I(symlink(from, to), 0);
     }
-    tm_write_file(td, "generation_config.json", "{\"eos_penalty\": 100, \"steps\": 512}\n");
+    tm_write_file(td, "generation_config.json",
+                  "{\"eos_penalty\": 100, \"candidates\": 2, \"steps\": 512}\n");
     ifl_model *md = open_model(td);
     if (md) {
         CHECK(ifl_model_info(md)->eos_penalty == 100.0f);
@@ -266,8 +267,31 @@ static void test_eos_penalty(ifl_model *m, const char *dir) {
         CHECK(tz && t0 && nz == n0 && memcmp(tz, t0, sizeof(int32_t) * (size_t)n0) == 0);
         free(td100);
         free(tz);
+        /* Its "candidates": a request that leaves the count to the model
+         * (0, as an automatic LSP request does) samples 2; an explicit count
+         * wins; a folder without the key gives 1. */
+        CHECK_EQ_I(ifl_model_info(md)->candidates, 2);
+        static const int asked[] = {0, 1, 3};
+        static const int got[] = {2, 1, 3};
+        for (int k = 0; k < 3; k++) {
+            req_init(&r);
+            r.max_hole = 16;
+            r.validate = 0;
+            r.candidates = asked[k];
+            ifl_doc_res res;
+            CHECK_EQ_I(ifl_complete_doc(md, &r, NULL, &res), BASE_OK);
+            CHECK_EQ_I(res.raw.n_cand, got[k]);
+            ifl_doc_res_free(&res);
+        }
         ifl_model_close(md);
     }
+    req_init(&r);
+    r.max_hole = 16;
+    r.candidates = 0;
+    ifl_doc_res res;
+    CHECK_EQ_I(ifl_complete_doc(m, &r, NULL, &res), BASE_OK);
+    CHECK_EQ_I(res.raw.n_cand, 1);
+    ifl_doc_res_free(&res);
     tm_rmrf(td); /* the links only: rm -rf does not follow them */
     free(td);
     free(t0);

@@ -180,3 +180,19 @@ test('infilld/didChangeCursor after didOpen: the request there takes the prefill
     assert.equal(on.text, off.text);
     assert.equal(on.text, none.text);
   });
+
+test('automatic requests sample the model folder\'s candidates, or automaticCandidates', { skip: !HAVE_TINY }, async () => {
+  const gen = JSON.parse(fs.readFileSync(path.join(TINY, 'generation_config.json'), 'utf8'));
+  const byModel = gen.candidates || 1;
+  const base = { status: true, seed: 1, latencyBudgetMs: BUDGET, idlePrefill: false, maxHole: 16 };
+  for (const [extra, want] of [[{}, byModel], [{ automaticCandidates: 2 }, 2], [{ automaticCandidates: 1 }, 1]]) {
+    const s = await session(REAL, { initOptions: { ...base, ...extra } });
+    await ready(s.conn);
+    await open(s.conn, URI, DOC);
+    const from = s.conn.notes.length;
+    await inline(s.conn, URI, HOLE_LINE, 4, { triggerKind: 2 });
+    const st = await statusAfter(s.conn, from);
+    assert.equal(st.plan.candidates, want, JSON.stringify({ extra, plan: st.plan }));
+    assert.equal((await close(s)).code, 0);
+  }
+});

@@ -195,6 +195,11 @@ def main(argv):
         w.append("`generation_config.json` sets `eos_penalty` %g: infilld decodes this model "
                  "with that annealed EOS/pad penalty unless a request sets `eosPenalty` "
                  "(docs/SAMPLERS.md §4).\n\n" % gen["eos_penalty"])
+    if gen.get("candidates") is not None:
+        w.append("`generation_config.json` sets `candidates` %d: an automatic request samples "
+                 "that many candidates at temperature 0.6 (fewer when the latency budget "
+                 "needs it) and answers the best one that passes the syntax check, unless "
+                 "the `automaticCandidates` setting says otherwise.\n\n" % gen["candidates"])
     w.append("## Tokenizer\n\nByte-level BPE (Qwen2 pre-tokenizer regex, GPT-2 byte alphabet, "
              "NFC, no byte fallback), %d ids: 256 bytes, %d merges' tokens, then "
              "`<|endoftext|>`, `<|beginoftext|>`, `<|mask|>`. Trained by `tools/train/bpe.py` "

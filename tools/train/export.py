@@ -133,7 +133,7 @@ def write_json(path, obj):
         f.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
 
-def export(cfg, weights, tok_path, out, dtype, eos_penalty=None):
+def export(cfg, weights, tok_path, out, dtype, eos_penalty=None, candidates=None):
     with open(tok_path, encoding="utf-8") as f:
         tok = json.load(f)
     bos, eos, mask = special_ids(tok)
@@ -152,6 +152,9 @@ def export(cfg, weights, tok_path, out, dtype, eos_penalty=None):
     if eos_penalty is not None:
         # The engine's default annealed EOS/pad penalty for this model (docs/SAMPLERS.md §4).
         gen["eos_penalty"] = eos_penalty
+    if candidates is not None:
+        # How many candidates an automatic request samples by default (docs/PROTOCOL.md).
+        gen["candidates"] = candidates
     write_json(os.path.join(out, "generation_config.json"), gen)
     if os.path.abspath(tok_path) != os.path.abspath(os.path.join(out, "tokenizer.json")):
         shutil.copyfile(tok_path, os.path.join(out, "tokenizer.json"))
@@ -201,9 +204,12 @@ def main(argv):
     p.add_argument("--eos-penalty", type=float, default=None,
                    help="write eos_penalty L into generation_config.json (the engine's default "
                    "annealed EOS/pad penalty for this model)")
+    p.add_argument("--candidates", type=int, default=None, choices=range(1, 17),
+                   metavar="N", help="write candidates N (1-16) into generation_config.json: "
+                   "the candidates an automatic request samples by default")
     a = p.parse_args(argv)
     cfg, weights, state = load_ckpt(a.ckpt, a.weights)
-    export(cfg, weights, a.tokenizer, a.out, a.dtype, a.eos_penalty)
+    export(cfg, weights, a.tokenizer, a.out, a.dtype, a.eos_penalty, a.candidates)
     info = {"step": state["step"], "tokens": state["tokens"], "seconds": state["seconds"],
             "weights": state.get("weights", a.weights)}
     for k in ("device", "phases", "host", "prior"):
