@@ -512,9 +512,35 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
     for (size_t a = 0; a < n;) {
         const char *nl = memchr(s + a, '\n', n - a);
         size_t b = nl ? (size_t)(nl - s) + 1 : n;
+        size_t i = a;
+        while (i < b && (s[i] == ' ' || s[i] == '\t'))
+            i++;
         if (p->lx.st == IFL__LX_CODE)
             ifl__cond_line(p, s + a, b - a);
-        ifl__lex_run(p->d, &p->lx, s + a, b - a);
+        if (p->lx.st != IFL__LX_CODE || i == b || s[i] == '#') {
+            ifl__lex_run(p->d, &p->lx, s + a, b - a);
+            a = b;
+            continue;
+        }
+        /* tree-sitter-c also reads a directive where a statement may start
+         * later on a line: after `;`, a brace or a closed comment (fuzz
+         * finding 18: `/\* count.h *\/;#ifndef COUNT_H`). */
+        size_t c = a;
+        for (size_t k = i; k < b; k++) {
+            if (s[k] != '#')
+                continue;
+            ifl__lex_run(p->d, &p->lx, s + c, k - c);
+            c = k;
+            if (p->lx.st != IFL__LX_CODE)
+                continue;
+            size_t j = k;
+            while (j > a && (s[j - 1] == ' ' || s[j - 1] == '\t'))
+                j--;
+            if (j > a && (s[j - 1] == ';' || s[j - 1] == '{' || s[j - 1] == '}' ||
+                          (s[j - 1] == '/' && j - 1 > a && s[j - 2] == '*')))
+                ifl__cond_line(p, s + k, b - k);
+        }
+        ifl__lex_run(p->d, &p->lx, s + c, b - c);
         a = b;
     }
 }

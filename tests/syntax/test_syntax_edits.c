@@ -475,20 +475,12 @@ static void js_template_span_reinserted(void) {
     replay_sizes(sd->lang, sd->text, script, sizeof script);
 }
 
-/* fuzz_syntax_edits' finding 17: in Lua a string literal at the start of a
- * line is the argument of a call on the line before (`f\n"x"` is f("x")),
- * and so is a long string or a table; the cut before such a line split the
- * call into a call and a second one with a MISSING name. Parsed at every
- * sound cut, the text must read as one tree does. */
-static void lua_string_call_on_next_line(void) {
-    static const char *const texts[] = {
-        "local M = {}\nM.f{}\n\"[==[\"\nfunction M.g(x)\n  return x\nend\nreturn M\n",
-        "print\n'one'\nlocal x = 1\nreturn x\n",
-        "require\n[[mod]]\nlocal y = 2\n",
-    };
-    for (size_t i = 0; i < BASE_ARRAY_LEN(texts); i++) {
+/* Each text, parsed at every sound cut, reads as one tree does, and is
+ * error-free. */
+static void same_at_every_cut(const char *lang, const char *const *texts, size_t n) {
+    for (size_t i = 0; i < n; i++) {
         base_status st = BASE_OK;
-        ifl_tree *t = ifl_tree_new("lua", &st), *whole = ifl_tree_new("lua", &st);
+        ifl_tree *t = ifl_tree_new(lang, &st), *whole = ifl_tree_new(lang, &st);
         CHECK(t && whole);
         if (!t || !whole)
             return;
@@ -501,6 +493,32 @@ static void lua_string_call_on_next_line(void) {
         ifl_tree_free(t);
         ifl_tree_free(whole);
     }
+}
+
+/* fuzz_syntax_edits' finding 17: in Lua a string literal at the start of a
+ * line is the argument of a call on the line before (`f\n"x"` is f("x")),
+ * and so is a long string or a table; the cut before such a line split the
+ * call into a call and a second one with a MISSING name. */
+static void lua_string_call_on_next_line(void) {
+    static const char *const texts[] = {
+        "local M = {}\nM.f{}\n\"[==[\"\nfunction M.g(x)\n  return x\nend\nreturn M\n",
+        "print\n'one'\nlocal x = 1\nreturn x\n",
+        "require\n[[mod]]\nlocal y = 2\n",
+    };
+    same_at_every_cut("lua", texts, BASE_ARRAY_LEN(texts));
+}
+
+/* fuzz_syntax_edits' finding 18: tree-sitter-c reads a conditional that
+ * follows `;`, a brace or a closed comment on the same line as a directive
+ * (`/\* count.h *\/;#ifndef COUNT_H`); the line lexer looked for
+ * conditionals at line starts only, so the file was cut inside one. */
+static void c_conditional_after_code_on_line(void) {
+    static const char *const texts[] = {
+        "/* h */;#ifndef H\n#define H\nint a;\n\nint f(void) { return 1; }\n\nint b;\n#endif\n",
+        "int a; #ifdef X\nint b;\n\nint c;\n#endif\nint d;\n",
+        "/* x */ #if 1\nint e;\n\nint g;\n#endif\n",
+    };
+    same_at_every_cut("c", texts, BASE_ARRAY_LEN(texts));
 }
 
 int main(int argc, char **argv) {
@@ -521,6 +539,7 @@ int main(int argc, char **argv) {
     endif_above_guard();
     js_template_span_reinserted();
     lua_string_call_on_next_line();
+    c_conditional_after_code_on_line();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size. */
