@@ -566,7 +566,7 @@ static void dmn__fill_req(dmn__prov *p, lsp_server *srv, const lsp_completion_re
     if (o) {
         json_t *ac = json_object_get(o->all, "automaticCandidates");
         if (json_is_integer(ac) && json_integer_value(ac) >= 1 &&
-            json_integer_value(ac) <= ENG_MAX_AUTO_CANDIDATES)
+            json_integer_value(ac) <= ENG_DIFF_MAX_CANDIDATES)
             r->candidates = (int)json_integer_value(ac);
     }
     if (req->invoked && o)

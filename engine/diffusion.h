@@ -144,11 +144,9 @@ typedef struct eng_diff_result {
     double ms_total, ms_step; /* wall time of the loop and of the stepper calls */
     double ms_predicted;      /* step_cost summed over the steps run (0 without step_cost) */
     int n_candidates;
-    eng_diff_candidate cand[16]; /* ranked: best mean confidence first */
+    eng_diff_candidate cand[ENG_DIFF_MAX_CANDIDATES]; /* ranked: best mean confidence first */
     eng_alg alg;                 /* the algorithm actually run */
 } eng_diff_result;
-
-#define ENG_DIFF_MAX_CANDIDATES 16
 
 typedef struct eng_diffuser eng_diffuser;
 

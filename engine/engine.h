@@ -45,9 +45,10 @@ const char *eng_dtype_name(eng_dtype t);
 
 /* The annealed EOS/pad penalty's range (docs/SAMPLERS.md §4), wherever one is given. */
 #define ENG_EOS_PENALTY_MAX 100.0f
-/* Most candidates a model folder or the automaticCandidates setting may ask
- * of an automatic request (the engine's batch limit, ENG_DIFF_MAX_CANDIDATES). */
-#define ENG_MAX_AUTO_CANDIDATES 16
+/* The engine's batch limit: the most candidates one request samples, and so
+ * the most a model folder or the automaticCandidates setting may ask of an
+ * automatic request. */
+#define ENG_DIFF_MAX_CANDIDATES 16
 
 typedef struct eng_model_info {
     eng_family family;
@@ -76,7 +77,7 @@ typedef struct eng_model_info {
     float eos_penalty; /* generation_config.json "eos_penalty": the model's default annealed
                           EOS/pad penalty (docs/SAMPLERS.md §4); 0 when absent */
     int candidates;    /* generation_config.json "candidates": how many candidates an
-                          automatic request samples by default (1..ENG_MAX_AUTO_CANDIDATES;
+                          automatic request samples by default (1..ENG_DIFF_MAX_CANDIDATES;
                           the planner halves them to fit its budget); 0 when absent */
     int max_context;   /* usable context in tokens (prompt + hole): 2048 for the Dream
                           family (its README's limit; less if max_position_embeddings is

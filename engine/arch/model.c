@@ -1171,12 +1171,12 @@ static base_status eng__special_ids(eng_model *m, json_t *cfg, eng_error *err) {
     json_t *nc = json_object_get(gen, "candidates");
     if (nc && !json_is_null(nc)) {
         json_int_t v = json_is_integer(nc) ? json_integer_value(nc) : -1;
-        if (v < 1 || v > ENG_MAX_AUTO_CANDIDATES) {
+        if (v < 1 || v > ENG_DIFF_MAX_CANDIDATES) {
             json_decref(gen);
             json_decref(tcfg);
             return eng__err(err, BASE_ERR_MODEL,
                             "%s: generation_config.json candidates must be an integer in [1, %d]",
-                            m->dir, ENG_MAX_AUTO_CANDIDATES);
+                            m->dir, ENG_DIFF_MAX_CANDIDATES);
         }
         in->candidates = (int)v;
     }
