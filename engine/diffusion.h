@@ -145,7 +145,7 @@ typedef struct eng_diff_result {
     double ms_predicted;      /* step_cost summed over the steps run (0 without step_cost) */
     int n_candidates;
     eng_diff_candidate cand[ENG_DIFF_MAX_CANDIDATES]; /* ranked: best mean confidence first */
-    eng_alg alg;                 /* the algorithm actually run */
+    eng_alg alg;                                      /* the algorithm actually run */
 } eng_diff_result;
 
 typedef struct eng_diffuser eng_diffuser;
