@@ -38,9 +38,13 @@
 #define IFL__MOD "syntax"
 
 enum {
-    /* Default segment size: a fresh parse of 4 KiB takes well under a
-     * millisecond in every grammar, and incremental reparses less. */
-    IFL__SEG_BYTES = 4096,
+    /* Default segment size (docs/perf/syntax.md): about one top-level
+     * construct, since cuts fall only between them. A fresh parse of a
+     * segment, which an edit that leaves an error costs, then takes about
+     * 0.1 ms; at 4 KiB a one-character edit of C took 0.82 ms at p50 (four
+     * times one tree's 0.23 ms), at 512 bytes 0.18 ms, with the same heap
+     * for the trees and the same first parse. */
+    IFL__SEG_BYTES = IFL_TREE_SEGMENT_BYTES,
     /* A segment merged or typed past this many times seg_bytes is cut again
      * (when error-free). */
     IFL__SEG_SPLIT_FACTOR = 4,
@@ -1296,28 +1300,44 @@ void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
  * guard is looked for when the buffer is cut afresh; this brings a guard
  * typed in (or taken out) later to the same tree a fresh parse gives. What
  * decides the guard: which lines are directives and which are hidden in
- * comments or strings. An edit changes that only by removing bytes (what
- * they were is not known here) or by putting '#', a comment or string
- * delimiter or a backslash on the edited lines: a `;` typed before an
- * `#endif` turns it into a line that is not a directive (found by
- * fuzz_syntax_edits; only lines starting with '#' were looked at). */
+ * comments or strings. An edit changes that only
+ * - by removing bytes (what they were is not known here),
+ * - by putting code before the #ifndef or after the #endif (fuzz finding
+ *   11: a line moved below the #endif),
+ * - on a line with '#': a `;` typed before an `#endif` turns it into a line
+ *   that is not a directive (found by fuzz_syntax_edits),
+ * - by inserting a comment or string delimiter, a backslash or a line
+ *   break, or by typing next to one: a letter typed between `/` and `*`, or
+ *   after a backslash in a string, changes what the lexer reads.
+ * Only the last two look at text, the edited lines for '#' and the inserted
+ * bytes with their two neighbours for the rest: a keystroke in a guarded
+ * header cost a whole-file search whenever its line held a `*` (0.78 ms in
+ * a 5,156-line header). A line break among the inserted bytes can end a
+ * line comment or a string early and let what followed on the line open
+ * one: then the edited lines are searched for every delimiter. */
+static bool ifl__delim(char c) {
+    return c == '/' || c == '*' || c == '"' || c == '\\' || c == '\'';
+}
+
 static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
     if (strcmp(t->lang, "c") != 0 && strcmp(t->lang, "cpp") != 0)
         return false;
+    bool hit = t->edit_deleted || (t->guard_if != SIZE_MAX &&
+                                   (t->edit_lo < t->guard_if || t->edit_hi > t->guard_end_end));
     size_t lo = BASE_MIN(t->edit_lo, len), hi = BASE_MIN(t->edit_hi, len);
-    while (lo > 0 && s[lo - 1] != '\n')
-        lo--;
-    /* Code put before the #ifndef or after the #endif ends the guard too
-     * (fuzz finding 11: a line moved below the #endif). */
-    bool hash = t->edit_deleted || (t->guard_if != SIZE_MAX &&
-                                    (t->edit_lo < t->guard_if || t->edit_hi > t->guard_end_end));
-    for (size_t i = lo; i < len && !hash; i++) {
+    bool nl = memchr(s + lo, '\n', hi - lo) != NULL;
+    for (size_t i = lo > 0 ? lo - 1 : 0; i < hi + 1 && i < len && !hit; i++)
+        hit = ifl__delim(s[i]);
+    size_t ls = lo;
+    while (ls > 0 && s[ls - 1] != '\n')
+        ls--;
+    for (size_t i = ls; i < len && !hit; i++) {
         char c = s[i];
-        hash = c == '#' || c == '/' || c == '*' || c == '"' || c == '\'' || c == '\\';
+        hit = c == '#' || (nl && ifl__delim(c));
         if (c == '\n' && i >= hi)
             break;
     }
-    if (!hash)
+    if (!hit)
         return false;
     size_t was[4] = {t->guard_if, t->guard_if_end, t->guard_end, t->guard_end_end};
     ifl__find_guard(t, s, len);

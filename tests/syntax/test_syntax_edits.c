@@ -63,7 +63,7 @@ static void replay(const char *lang, const char *text, size_t len, const uint8_t
 
 /* The same at one tree, every sound cut and the default segment size. */
 static void replay_sizes(const char *lang, const char *text, const uint8_t *script, size_t n) {
-    static const size_t sizes[] = {0, 1, 4096};
+    static const size_t sizes[] = {0, 1, IFL_TREE_SEGMENT_BYTES};
     for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++)
         replay(lang, text, strlen(text), script, n, sizes[k]);
 }
@@ -89,7 +89,7 @@ static void guard_broken_by_edit(void) {
     CHECK(at != NULL);
     if (!at)
         return;
-    static const size_t sizes[] = {0, 1, 4096};
+    static const size_t sizes[] = {0, 1, IFL_TREE_SEGMENT_BYTES};
     for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
         base_status st = BASE_OK;
         ifl_tree *t = ifl_tree_new("c", &st), *fresh = ifl_tree_new("c", &st);
@@ -292,7 +292,7 @@ static void code_after_guard_endif(void) {
         return;
     memcpy(edited, text, len);
     memcpy(edited + len, add, n + 1);
-    static const size_t sizes[] = {0, 1, 4096};
+    static const size_t sizes[] = {0, 1, IFL_TREE_SEGMENT_BYTES};
     for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
         base_status st = BASE_OK;
         ifl_tree *t = ifl_tree_new("c", &st), *fresh = ifl_tree_new("c", &st);
@@ -347,7 +347,7 @@ static void endif_inside_function(void) {
     memcpy(edited, text, off);
     memcpy(edited + off, ins, n);
     memcpy(edited + off + n, text + off, len - off + 1);
-    static const size_t sizes[] = {1, 4096};
+    static const size_t sizes[] = {1, IFL_TREE_SEGMENT_BYTES};
     for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
         base_status st = BASE_OK;
         ifl_tree *t = ifl_tree_new("c", &st), *whole = ifl_tree_new("c", &st);
@@ -521,6 +521,96 @@ static void c_conditional_after_code_on_line(void) {
     same_at_every_cut("c", texts, BASE_ARRAY_LEN(texts));
 }
 
+/* The include guard is looked for again only when an edit could move it
+ * (ifl__guard_may_change): these insertions hold no '#' and the first two
+ * no delimiter, yet each turns the guard on or off — a letter typed between
+ * `/` and `*`, a letter typed after a backslash in a string, a line break
+ * that ends a line comment before a comment opener. The tree after the keystroke must
+ * equal a fresh tree of the same segment size (which finds the guard anew),
+ * and the fresh trees before and after must differ in the guard, or the
+ * case tests nothing. */
+/* The guard's lines were parsed as blanks: the #define is the first node
+ * (else the #ifndef reads as a conditional, or an ERROR, around it). */
+static bool guard_blanked(const char *sexp) {
+    return strncmp(sexp, "(translation_unit (preproc_def ", 31) == 0;
+}
+
+static void guard_moved_by(const char *text, const char *at, const char *ins) {
+    const char *p = strstr(text, at);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    size_t len = strlen(text), off = (size_t)(p - text), n = strlen(ins);
+    char *edited = malloc(len + n + 1);
+    CHECK(edited != NULL);
+    if (!edited)
+        return;
+    memcpy(edited, text, off);
+    memcpy(edited + off, ins, n);
+    memcpy(edited + off + n, text + off, len - off + 1);
+    uint32_t row = 0, col = 0, nrow = 0, ncol = 0;
+    for (size_t i = 0; i < off; i++) {
+        col = text[i] == '\n' ? 0 : col + 1;
+        row += text[i] == '\n';
+    }
+    nrow = row;
+    ncol = col;
+    for (size_t i = 0; i < n; i++) {
+        ncol = ins[i] == '\n' ? 0 : ncol + 1;
+        nrow += ins[i] == '\n';
+    }
+    static const size_t sizes[] = {0, 1, IFL_TREE_SEGMENT_BYTES};
+    for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
+        base_status st = BASE_OK;
+        ifl_tree *t = ifl_tree_new("c", &st), *before = ifl_tree_new("c", &st),
+                 *fresh = ifl_tree_new("c", &st);
+        CHECK(t && before && fresh);
+        if (t && before && fresh) {
+            ifl_tree_set_segment_bytes(t, sizes[k]);
+            ifl_tree_set_segment_bytes(before, sizes[k]);
+            ifl_tree_set_segment_bytes(fresh, sizes[k]);
+            CHECK_EQ_I(ifl_tree_update(t, text, len), BASE_OK);
+            lsp_edit_event ev = {.start_byte = off,
+                                 .old_end_byte = off,
+                                 .new_end_byte = off + n,
+                                 .start_point = {row, col},
+                                 .old_end_point = {row, col},
+                                 .new_end_point = {nrow, ncol}};
+            ifl_tree_edit(t, &ev);
+            char *a = ifl_tree_sexp(t, edited, len + n), *b = ifl_tree_sexp(fresh, edited, len + n),
+                 *c = ifl_tree_sexp(before, text, len);
+            CHECK(a && b && c);
+            if (a && b && c) {
+                CHECK(guard_blanked(b) != guard_blanked(c));
+                if (strcmp(a, b) != 0) {
+                    fprintf(stderr, "segment bytes %zu, \"%s\" typed at \"%s\":\n", sizes[k], ins,
+                            at);
+                    fprintf(stderr, "incremental: %s\nfresh:       %s\n", a, b);
+                    CHECK(false);
+                }
+            }
+            free(a);
+            free(b);
+            free(c);
+        }
+        ifl_tree_free(t);
+        ifl_tree_free(before);
+        ifl_tree_free(fresh);
+    }
+    free(edited);
+}
+
+static void guard_moved_without_hash(void) {
+    /* `1 /x* 2` divides: the comment that hid the #endif is gone. */
+    guard_moved_by("#ifndef A_H\n#define A_H\nint x;\nint a = 1 /* 2;\n#endif\n// */\n", "* 2;",
+                   "x");
+    /* `"a\x"` closes where `"a\"` ran on: the comment opener after it opens. */
+    guard_moved_by("#ifndef A_H\n#define A_H\nconst char *s = \"a\\\"/*\";\n#endif\n// */\n",
+                   "\"/*\";", "x");
+    /* The comment opener leaves the line comment. */
+    guard_moved_by("#ifndef A_H\n#define A_H\nint a; // note x/*\n#endif\n// */\n", " x/*", "\n");
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
@@ -540,10 +630,11 @@ int main(int argc, char **argv) {
     js_template_span_reinserted();
     lua_string_call_on_next_line();
     c_conditional_after_code_on_line();
+    guard_moved_without_hash();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size. */
-    static const size_t sizes[] = {0, 1, 4096};
+    static const size_t sizes[] = {0, 1, IFL_TREE_SEGMENT_BYTES};
     for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
         syntax_edits_segment_bytes = sizes[k];
         size_t before = syntax_edits_errorful_diffs;
