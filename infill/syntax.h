@@ -113,9 +113,10 @@ base_status ifl_tree_postprocess(ifl_tree *t, const char *text, size_t len, cons
 
 /* Segments: a tree is kept as top-level regions of about this many bytes,
  * parsed on their own, so that a reparse costs what the edited region costs
- * (docs/SPANS.md). 0 keeps one tree for the whole buffer; small values are
- * for tests, which cut at every sound place. Takes effect on the next
- * update. */
+ * (docs/SPANS.md); IFL_TREE_SEGMENT_BYTES by default. 0 keeps one tree for
+ * the whole buffer; small values are for tests, which cut at every sound
+ * place. Takes effect on the next update. */
+#define IFL_TREE_SEGMENT_BYTES 512
 void ifl_tree_set_segment_bytes(ifl_tree *t, size_t bytes);
 size_t ifl_tree_segment_count(const ifl_tree *t);
 

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "syntax.h"
 
+#include <malloc.h>
 #include <time.h>
 
 #include <stdio.h>
@@ -199,13 +200,18 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
     ifl_tree *t = ifl_tree_new(lang, NULL);
     if (!t)
         return;
+    /* Heap in use before and after the first parse: what the kept trees
+     * (segments, their tree-sitter trees) cost in memory. */
+    size_t heap0 = mallinfo2().uordblks;
     uint64_t t0 = cpu_ns();
     ifl_tree_update(t, text, len);
     double build = (double)(cpu_ns() - t0) / 1e6;
+    size_t heap = mallinfo2().uordblks - heap0;
     size_t lines = 0;
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n';
-    printf("%s: %zu bytes, %zu lines; initial parse %.2f ms\n", name, len, lines, build);
+    printf("%s: %zu bytes, %zu lines; initial parse %.2f ms, trees %.1f MiB\n", name, len, lines,
+           build, (double)heap / (1024.0 * 1024.0));
     enum { N = 200 };
     double loc[N], post[N], both[N], rep[N];
     bool rep_err[N];

@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const syntax_edits_seed *sd = pick < syntax_edits_nseeds
                                       ? &syntax_edits_seeds[pick]
                                       : &syntax_edits_multi[pick - syntax_edits_nseeds];
-    static const size_t sizes[] = {0, 1, 4096};
+    static const size_t sizes[] = {0, 1, IFL_TREE_SEGMENT_BYTES};
     syntax_edits_segment_bytes = sizes[(data[0] >> 5) % 3];
     /* Only comparisons on error-free text can fail here (only_clean); the
      * others need no S-expressions. */

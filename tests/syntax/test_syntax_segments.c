@@ -76,7 +76,7 @@ static void check_text(const char *lang, const char *name, const char *text, siz
     size_t errors = 0, segs = 0;
     char *whole = sexp_with(lang, text, len, 0, &errors, NULL);
     char *fine = sexp_with(lang, text, len, 1, NULL, &segs);
-    char *dflt = sexp_with(lang, text, len, 4096, NULL, NULL);
+    char *dflt = sexp_with(lang, text, len, IFL_TREE_SEGMENT_BYTES, NULL, NULL);
     CHECK(whole && fine && dflt);
     if (whole && fine && dflt) {
         st->files++;
