@@ -467,12 +467,19 @@ static void ifl__lexpos_init(ifl__lexpos *p, const char *lang) {
     p->cpp = strcmp(lang, "c") == 0 || strcmp(lang, "cpp") == 0;
 }
 
+/* Blanks before a directive's '#': tree-sitter-c skips every whitespace
+ * character there, '\r' too (fuzz finding 20: `/\* count.h *\/` then a
+ * lone CR, then `#ifndef COUNT_H`, is a conditional). */
+static bool ifl__blank(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
 /* A preprocessor conditional opened or closed on the line [s, s + n). */
 static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
     if (p->doc && ((size_t)(s - p->doc) == p->skip1 || (size_t)(s - p->doc) == p->skip2))
         return;
     size_t i = 0;
-    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+    while (i < n && ifl__blank(s[i]))
         i++;
     if (i >= n || s[i] != '#')
         return;
@@ -517,7 +524,7 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
         const char *nl = memchr(s + a, '\n', n - a);
         size_t b = nl ? (size_t)(nl - s) + 1 : n;
         size_t i = a;
-        while (i < b && (s[i] == ' ' || s[i] == '\t'))
+        while (i < b && ifl__blank(s[i]))
             i++;
         if (p->lx.st == IFL__LX_CODE)
             ifl__cond_line(p, s + a, b - a);
@@ -538,7 +545,7 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
             if (p->lx.st != IFL__LX_CODE)
                 continue;
             size_t j = k;
-            while (j > a && (s[j - 1] == ' ' || s[j - 1] == '\t'))
+            while (j > a && ifl__blank(s[j - 1]))
                 j--;
             if (j > a && (s[j - 1] == ';' || s[j - 1] == '{' || s[j - 1] == '}' ||
                           (s[j - 1] == '/' && j - 1 > a && s[j - 2] == '*')))
@@ -653,7 +660,7 @@ static void ifl__find_guard(ifl_tree *t, const char *s, size_t len) {
     if (end == SIZE_MAX)
         return;
     size_t h = end;
-    while (h < len && (s[h] == ' ' || s[h] == '\t'))
+    while (h < len && ifl__blank(s[h]))
         h++;
     size_t he = ifl__directive(s, len, h, "endif");
     if (!he || ifl__skip_c_blank(s, len, he) != len)
@@ -785,7 +792,7 @@ static bool ifl__directive_comment(const ifl_tree *t, const char *s, size_t n) {
         const char *nl = memchr(s + i, '\n', n - i);
         size_t e = nl ? (size_t)(nl - s) : n;
         size_t b = i;
-        while (b < e && (s[b] == ' ' || s[b] == '\t'))
+        while (b < e && ifl__blank(s[b]))
             b++;
         directive = cont || (b < e && s[b] == '#');
         if (directive)

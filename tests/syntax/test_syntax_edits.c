@@ -498,6 +498,23 @@ static void js_comment_after_asi_declaration(void) {
     replay_sizes(sd->lang, sd->text, script, sizeof script);
 }
 
+/* fuzz_syntax_edits' finding 20: count.h with CRLF line ends, a span
+ * deleted, left `/\* count.h *\/` and a lone CR before `#ifndef COUNT_H`.
+ * tree-sitter-c reads that as a conditional around the whole file (a CR is
+ * a blank to it); the line lexer took only spaces and tabs for blanks
+ * before '#', saw no conditional and cut the file after the first line,
+ * whose segment closed the #ifndef with a MISSING #endif. */
+static void cr_before_directive(void) {
+    static const uint8_t script[] = {
+        0x02, 0x7b, 0x22, 0x23, 0x2a, 0x96, 0x01, 0x91, 0x01, 0x48, 0xfa, 0xa6, 0xdd, 0xf7,
+        0x06, 0xfe, 0x3d, 0xa7, 0x63, 0x6f, 0x6d, 0x6d, 0x65, 0x6e, 0x74, 0x3b, 0xed, 0x0b,
+        0xde, 0x11, 0xcf, 0x69, 0x66, 0x64, 0x65, 0x66, 0x74, 0x23, 0x23, 0x23, 0x23, 0x23,
+        0x23, 0x23, 0x23, 0x23, 0x1a, 0x4d, 0x00, 0x08, 0x99, 0x35, 0x1a, 0x99, 0x98, 0x77,
+        0xbd, 0x68, 0x65, 0x72, 0x65, 0x64, 0x6f, 0x63, 0x23, 0x23, 0x23, 0x23, 0x23, 0x4c,
+        0x23, 0x23, 0xb5, 0x23, 0x23, 0x00, 0x39, 0x28, 0xd7, 0x23, 0x23};
+    replay_sizes("c", syntax_edits_multi[0].text, script, sizeof script);
+}
+
 /* Each text, parsed at every sound cut, reads as one tree does, and is
  * error-free. */
 static void same_at_every_cut(const char *lang, const char *const *texts, size_t n) {
@@ -655,6 +672,7 @@ int main(int argc, char **argv) {
     c_conditional_after_code_on_line();
     guard_moved_without_hash();
     js_comment_after_asi_declaration();
+    cr_before_directive();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size. */
