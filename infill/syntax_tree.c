@@ -456,6 +456,7 @@ typedef struct ifl__lexpos {
     int depth;           /* #if / #ifdef / #ifndef open */
     long open_bal[16];   /* brackets open at each of the first conditionals */
     bool flat;           /* every #endif closes (the include guard's search) */
+    bool dcont;          /* the last line was a directive continued by a backslash */
     const char *doc;     /* the buffer, to place lines */
     size_t skip1, skip2; /* the include guard's lines: not counted */
 } ifl__lexpos;
@@ -526,10 +527,32 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
         size_t i = a;
         while (i < b && ifl__blank(s[i]))
             i++;
-        if (p->lx.st == IFL__LX_CODE)
+        /* A directive's line continued by a backslash is part of it, a
+         * macro's value: an `#endif` there closes nothing (fuzz finding
+         * 21: a `#define TWICE(x) \` line duplicated above the guard's
+         * `#endif`). */
+        bool cont = p->dcont;
+        p->dcont = false;
+        if (p->lx.st == IFL__LX_CODE && !cont)
             ifl__cond_line(p, s + a, b - a);
-        if (p->lx.st != IFL__LX_CODE || i == b || s[i] == '#') {
+        if (p->lx.st != IFL__LX_CODE || i == b || s[i] == '#' || cont) {
+            bool directive = cont || (p->lx.st == IFL__LX_CODE && i < b && s[i] == '#');
+            /* Brackets in a directive do not nest with the code: tree-sitter
+             * takes `#include` arguments and macro values raw (fuzz finding
+             * 22: `#in)ude <stdio.h>` left a ')' that let an `#endif` inside
+             * a function body count as closing the guard). Comments and
+             * strings there still count. */
+            long bal[3];
+            memcpy(bal, p->lx.bal, sizeof(bal));
             ifl__lex_run(p->d, &p->lx, s + a, b - a);
+            if (directive)
+                memcpy(p->lx.bal, bal, sizeof(bal));
+            size_t e = b;
+            if (e > a && s[e - 1] == '\n')
+                e--;
+            if (e > a && s[e - 1] == '\r')
+                e--;
+            p->dcont = directive && e > a && s[e - 1] == '\\';
             a = b;
             continue;
         }
