@@ -78,6 +78,15 @@ static const syntax_edits_seed *seed_in(const syntax_edits_seed *v, size_t n, co
     return sd;
 }
 
+/* An edit script replayed at every size on the last seed of v[0..n) in
+ * lang. */
+static void replay_seed(const syntax_edits_seed *v, size_t n, const char *lang,
+                        const uint8_t *script, size_t len) {
+    const syntax_edits_seed *sd = seed_in(v, n, lang);
+    if (sd)
+        replay_sizes(sd->lang, sd->text, script, len);
+}
+
 /* fuzz_syntax_edits' first finding: a `;` typed before the `#endif` of a
  * conditional inside a C include guard makes that line no directive, so the
  * guard no longer closes; the edited tree kept parsing the guard as blanks
@@ -199,10 +208,7 @@ static void js_template_merged(void) {
     static const uint8_t script[] = {0x0b, 0x0a, 0xdf, 0x0a, 0x0b, 0x0a, 0x33, 0x01, 0x1c,
                                      0x96, 0x00, 0x00, 0x01, 0xf1, 0xdf, 0xf6, 0x9d, 0x89,
                                      0xdc, 0xff, 0x50, 0xff, 0xff, 0xff, 0x29, 0x6f};
-    const syntax_edits_seed *sd = seed_in(syntax_edits_multi, syntax_edits_nmulti, "javascript");
-    if (!sd)
-        return;
-    replay_sizes(sd->lang, sd->text, script, sizeof script);
+    replay_seed(syntax_edits_multi, syntax_edits_nmulti, "javascript", script, sizeof script);
 }
 
 /* fuzz_syntax_edits' finding 9: in the C header of several constructs,
@@ -469,10 +475,7 @@ static void js_template_span_reinserted(void) {
         0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0x00, 0x63, 0xfb, 0xfb, 0xfb, 0xfb,
         0xfb, 0xfb, 0x95, 0x00, 0x6b, 0x00,
     };
-    const syntax_edits_seed *sd = seed_in(syntax_edits_multi, syntax_edits_nmulti, "javascript");
-    if (!sd)
-        return;
-    replay_sizes(sd->lang, sd->text, script, sizeof script);
+    replay_seed(syntax_edits_multi, syntax_edits_nmulti, "javascript", script, sizeof script);
 }
 
 /* fuzz_syntax_edits' finding 19: JavaScript, one tree, line ends turned
@@ -492,10 +495,7 @@ static void js_comment_after_asi_declaration(void) {
         0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec,
         0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec, 0xec,
         0xec, 0xec, 0xec, 0xec, 0x6a, 0x2d, 0xe9, 0xb9};
-    const syntax_edits_seed *sd = seed_in(syntax_edits_seeds, syntax_edits_nseeds, "javascript");
-    if (!sd)
-        return;
-    replay_sizes(sd->lang, sd->text, script, sizeof script);
+    replay_seed(syntax_edits_seeds, syntax_edits_nseeds, "javascript", script, sizeof script);
 }
 
 /* fuzz_syntax_edits' finding 20: count.h with CRLF line ends, a span
