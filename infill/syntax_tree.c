@@ -1355,7 +1355,7 @@ static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
     bool hit = t->edit_deleted || (t->guard_if != SIZE_MAX &&
                                    (t->edit_lo < t->guard_if || t->edit_hi > t->guard_end_end));
     size_t lo = BASE_MIN(t->edit_lo, len), hi = BASE_MIN(t->edit_hi, len);
-    bool nl = memchr(s + lo, '\n', hi - lo) != NULL;
+    bool nl = hi > lo && memchr(s + lo, '\n', hi - lo) != NULL;
     for (size_t i = lo > 0 ? lo - 1 : 0; i < hi + 1 && i < len && !hit; i++)
         hit = ifl__delim(s[i]);
     size_t ls = lo;
