@@ -602,63 +602,42 @@ static void c_conditional_after_code_on_line(void) {
     same_at_every_cut("c", texts, BASE_ARRAY_LEN(texts));
 }
 
-/* The include guard is looked for again only when an edit could move it
- * (ifl__guard_may_change): these insertions hold no '#' and the first two
- * no delimiter, yet each turns the guard on or off — a letter typed between
- * `/` and `*`, a letter typed after a backslash in a string, a line break
- * that ends a line comment before a comment opener. The tree after the keystroke must
- * equal a fresh tree of the same segment size (which finds the guard anew),
- * and the fresh trees before and after must differ in the guard, or the
- * case tests nothing. */
 /* The guard's lines were parsed as blanks: the #define is the first node
  * (else the #ifndef reads as a conditional, or an ERROR, around it). */
 static bool guard_blanked(const char *sexp) {
     return strncmp(sexp, "(translation_unit (preproc_def ", 31) == 0;
 }
 
+/* The include guard is looked for again only when an edit could move it
+ * (ifl__guard_may_change): these insertions hold no '#' and the first two
+ * no delimiter, yet each turns the guard on or off — a letter typed
+ * between `/` and `*`, a letter typed after a backslash in a string, a line
+ * break that ends a line comment before a comment opener. The tree after
+ * the keystroke must equal a fresh tree of the same segment size (which
+ * finds the guard anew), and the fresh trees before and after must differ
+ * in the guard, or the case tests nothing. */
 static void guard_moved_by(const char *text, const char *at, const char *ins) {
     const char *p = strstr(text, at);
     CHECK(p != NULL);
     if (!p)
         return;
-    size_t len = strlen(text), off = (size_t)(p - text), n = strlen(ins);
-    char *edited = malloc(len + n + 1);
-    CHECK(edited != NULL);
-    if (!edited)
-        return;
-    memcpy(edited, text, off);
-    memcpy(edited + off, ins, n);
-    memcpy(edited + off + n, text + off, len - off + 1);
-    uint32_t row = 0, col = 0, nrow = 0, ncol = 0;
-    for (size_t i = 0; i < off; i++) {
-        col = text[i] == '\n' ? 0 : col + 1;
-        row += text[i] == '\n';
-    }
-    nrow = row;
-    ncol = col;
-    for (size_t i = 0; i < n; i++) {
-        ncol = ins[i] == '\n' ? 0 : ncol + 1;
-        nrow += ins[i] == '\n';
-    }
+    size_t len = strlen(text), off = (size_t)(p - text);
     static const size_t sizes[] = {0, 1, IFL_TREE_SEGMENT_BYTES};
     for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
         base_status st = BASE_OK;
         ifl_tree *t = ifl_tree_new("c", &st), *before = ifl_tree_new("c", &st),
                  *fresh = ifl_tree_new("c", &st);
+        base_buf doc;
+        base_buf_init(&doc);
         CHECK(t && before && fresh);
-        if (t && before && fresh) {
+        if (t && before && fresh && base_buf_append(&doc, text, len) == BASE_OK) {
             ifl_tree_set_segment_bytes(t, sizes[k]);
             ifl_tree_set_segment_bytes(before, sizes[k]);
             ifl_tree_set_segment_bytes(fresh, sizes[k]);
             CHECK_EQ_I(ifl_tree_update(t, text, len), BASE_OK);
-            lsp_edit_event ev = {.start_byte = off,
-                                 .old_end_byte = off,
-                                 .new_end_byte = off + n,
-                                 .start_point = {row, col},
-                                 .old_end_point = {row, col},
-                                 .new_end_point = {nrow, ncol}};
-            ifl_tree_edit(t, &ev);
-            char *a = ifl_tree_sexp(t, edited, len + n), *b = ifl_tree_sexp(fresh, edited, len + n),
+            CHECK_EQ_I(syntax_edits_apply(t, &doc, off, 0, ins, strlen(ins)), BASE_OK);
+            char *a = ifl_tree_sexp(t, doc.data, doc.len),
+                 *b = ifl_tree_sexp(fresh, doc.data, doc.len),
                  *c = ifl_tree_sexp(before, text, len);
             CHECK(a && b && c);
             if (a && b && c) {
@@ -674,11 +653,11 @@ static void guard_moved_by(const char *text, const char *at, const char *ins) {
             free(b);
             free(c);
         }
+        base_buf_deinit(&doc);
         ifl_tree_free(t);
         ifl_tree_free(before);
         ifl_tree_free(fresh);
     }
-    free(edited);
 }
 
 static void guard_moved_without_hash(void) {
