@@ -294,7 +294,7 @@ static ifl__around ifl__find_around(ifl_tree *t, const char *s, size_t len, size
     memset(&ar, 0, sizeof(ar));
     TSNode root;
     size_t base = 0;
-    if (!t || !t->spans || !ifl__tree_at(t, pos, &root, &base))
+    if (!t || !t->spans || !ifl__tree_at(t, s, pos, &root, &base))
         return ar;
     /* Node positions are relative to the segment. */
     s += base;
@@ -364,7 +364,7 @@ static size_t ifl__widen(ifl_tree *t, const char *s, size_t len, size_t pos, boo
         return pos;
     TSNode root;
     size_t base = 0;
-    if (t && ifl__tree_at(t, pos, &root, &base)) {
+    if (t && ifl__tree_at(t, s, pos, &root, &base)) {
         TSNode leaf =
             ts_node_descendant_for_byte_range(root, (uint32_t)(pos - base), (uint32_t)(pos - base));
         size_t a = base + ts_node_start_byte(leaf), b = base + ts_node_end_byte(leaf);
@@ -752,7 +752,7 @@ static base_status ifl__errors_with(ifl_tree *t, const char *s, size_t hs, size_
                                     size_t *inside) {
     TSNode root;
     size_t base = 0;
-    if (!ifl__tree_at(t, hs, &root, &base))
+    if (!ifl__tree_at(t, s, hs, &root, &base))
         return BASE_ERR_INVALID;
     const ifl__seg *g = NULL;
     for (size_t i = 0; i < t->nseg && !g; i++)

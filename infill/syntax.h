@@ -120,6 +120,17 @@ base_status ifl_tree_postprocess(ifl_tree *t, const char *text, size_t len, cons
 void ifl_tree_set_segment_bytes(ifl_tree *t, size_t bytes);
 size_t ifl_tree_segment_count(const ifl_tree *t);
 
+/* Memory: a tree takes about 40 bytes per byte of text, so after each
+ * update only the segments within this many bytes of the focus (the last
+ * edit, span location or validation) keep theirs; the others keep their
+ * error counts, and a later read or edit there parses the segment afresh
+ * (a 512-byte segment: tens of microseconds). SIZE_MAX keeps every tree;
+ * 0 keeps only the focus's segment. Takes effect on the next update. */
+#define IFL_TREE_KEEP_BYTES (16 * 1024)
+void ifl_tree_set_keep_bytes(ifl_tree *t, size_t bytes);
+/* Segments holding a tree now. */
+size_t ifl_tree_kept_count(const ifl_tree *t);
+
 /* Short lowercase name of a span kind ("line_rest", "block", ...). */
 const char *ifl_span_kind_name(ifl_span_kind k);
 

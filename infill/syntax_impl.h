@@ -15,6 +15,10 @@ typedef struct ifl__seg {
     uint32_t row_count; /* line breaks inside the segment */
     TSTree *tree;       /* positions relative to start; NULL: parse afresh */
     bool dirty;         /* edited since parsed */
+    /* The tree was dropped to save memory (far from the focus, below) with
+     * the text unchanged since its parse: errors still holds its count, and
+     * whatever needs the tree parses the segment afresh. */
+    bool evicted;
     long errors;        /* ERROR + MISSING nodes of tree; -1 when not counted yet */
     size_t split_len;   /* length when a cut found nothing to cut at; 0: none */
 } ifl__seg;
@@ -31,6 +35,10 @@ struct ifl_tree {
     bool dirty;       /* edited since the last update */
     bool timed_out;   /* the last update ran out of time on this text */
     long errors;      /* sum over segments; -1 when not counted yet */
+    /* Trees are kept only for the segments within keep_bytes of the focus,
+     * the byte of the last edit or tree read (SIZE_MAX: all of them). */
+    size_t keep_bytes, focus;
+    bool restored; /* a read parsed an evicted segment again since then */
     /* A C/C++ include guard, parsed as blanks (SIZE_MAX when none): the
      * `#ifndef NAME` at [guard_if, guard_if_end) and the `#endif` at
      * [guard_end, guard_end_end). */
@@ -48,9 +56,10 @@ struct ifl_tree {
 };
 
 /* The root of the segment holding byte pos and that segment's start (node
- * positions are relative to it). False before a successful ifl_tree_update
- * of the current text. */
-bool ifl__tree_at(ifl_tree *t, size_t pos, TSNode *root, size_t *base);
+ * positions are relative to it), parsing it again from s, the text t
+ * follows, when its tree was evicted; pos becomes the focus. False before a
+ * successful ifl_tree_update of the current text, or when that parse fails. */
+bool ifl__tree_at(ifl_tree *t, const char *s, size_t pos, TSNode *root, size_t *base);
 
 /* Parses text with t's parser (from old when non-NULL) within a time budget
  * that grows with len; NULL with *st ERR_TIMEOUT when the grammar takes

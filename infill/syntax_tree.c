@@ -294,6 +294,7 @@ ifl_tree *ifl_tree_new(const char *language, base_status *err) {
         if (strcmp(gr_language_name(i), language) == 0)
             t->lang = gr_language_name(i);
     t->seg_bytes = ifl__segmented(t->lang) ? IFL__SEG_BYTES : 0;
+    t->keep_bytes = IFL_TREE_KEEP_BYTES;
     t->parser = ts_parser_new();
     t->qc = ts_query_cursor_new();
     if (!t->parser || !t->qc || !ts_parser_set_language(t->parser, ts)) {
@@ -350,6 +351,7 @@ void ifl_tree_reset(ifl_tree *t) {
     t->rebuild = true;
     t->dirty = t->timed_out = t->edited = t->edit_deleted = false;
     t->errors = -1;
+    t->focus = 0;
     t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = SIZE_MAX;
     /* ifl__parse leaves the parser reset after every parse, stopped or not;
      * once more costs nothing. */
@@ -367,6 +369,18 @@ void ifl_tree_set_segment_bytes(ifl_tree *t, size_t bytes) {
 }
 
 size_t ifl_tree_segment_count(const ifl_tree *t) { return t ? t->nseg : 0; }
+
+void ifl_tree_set_keep_bytes(ifl_tree *t, size_t bytes) {
+    if (t)
+        t->keep_bytes = bytes;
+}
+
+size_t ifl_tree_kept_count(const ifl_tree *t) {
+    size_t n = 0;
+    for (size_t i = 0; t && i < t->nseg; i++)
+        n += t->segs[i].tree != NULL;
+    return n;
+}
 
 /* ---- errors ------------------------------------------------------------------------ */
 
@@ -757,7 +771,9 @@ static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
         ts_tree_delete(g->tree);
     g->tree = nt;
     g->dirty = false;
+    g->evicted = false;
     g->errors = -1;
+    t->errors = -1;
     return BASE_OK;
 }
 
@@ -944,6 +960,7 @@ static base_status ifl__seg_merge(ifl_tree *t, const char *s, size_t i) {
     a->len += b->len;
     a->row_count += b->row_count;
     a->dirty = true;
+    a->evicted = false;
     a->errors = -1;
     if (b->tree)
         ts_tree_delete(b->tree);
@@ -1091,12 +1108,19 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
     size_t k = i > 0 ? i - 1 : 0;
     size_t last = j > 0 ? j - 1 : 0;
     while (k + 1 < t->nseg && k <= last) {
+        /* The segment before the range, or one a merge stepped back to,
+         * may have had its tree evicted. */
+        if (!t->segs[k].tree && (st = ifl__seg_parse(t, s, k)) != BASE_OK)
+            return st;
         if (t->segs[k + 1].dirty || !t->segs[k + 1].tree) {
+            /* A dropped tree parsed again reads the same text, whose cut
+             * with the next segment was settled when it was parsed. */
+            bool restore = !t->segs[k + 1].dirty && t->segs[k + 1].evicted;
             if ((st = ifl__seg_parse(t, s, k + 1)) != BASE_OK)
                 return st;
             /* Parsed here, it is no longer dirty for the caller: its cut
              * with the next segment is looked at here too. */
-            if (last < k + 1)
+            if (last < k + 1 && !restore)
                 last = k + 1;
         }
         ifl__cut_state cs = ifl__cut_check(t, s, len, k);
@@ -1317,7 +1341,9 @@ void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
     g->len = (size_t)((long)g->len + dbytes);
     g->row_count = (uint32_t)((long)g->row_count + drows);
     g->dirty = true;
+    g->evicted = false;
     g->errors = -1;
+    t->focus = ev->start_byte;
     for (size_t i = k + 1; i < t->nseg; i++) {
         t->segs[i].start = (size_t)((long)t->segs[i].start + dbytes);
         t->segs[i].row = (uint32_t)((long)t->segs[i].row + drows);
@@ -1375,6 +1401,31 @@ static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
            was[3] != t->guard_end_end;
 }
 
+/* Drops the trees of the segments farther than keep_bytes from the focus
+ * (the focus's own segment always keeps its tree), counting their errors
+ * first so that error counts need no parse. A segment's tree holds about 40
+ * bytes per byte of its text (docs/perf/syntax.md); a fresh parse of one
+ * segment when it is read or edited again costs tens of microseconds. */
+static void ifl__evict(ifl_tree *t) {
+    t->restored = false;
+    if (t->keep_bytes == SIZE_MAX || t->nseg < 2)
+        return;
+    size_t focus = BASE_MIN(t->focus, t->len);
+    size_t lo = focus > t->keep_bytes ? focus - t->keep_bytes : 0;
+    size_t hi = t->len - focus > t->keep_bytes ? focus + t->keep_bytes : t->len;
+    size_t at = ifl__seg_index(t, focus);
+    for (size_t i = 0; i < t->nseg; i++) {
+        ifl__seg *g = &t->segs[i];
+        if (!g->tree || i == at || (g->start + g->len > lo && g->start < hi))
+            continue;
+        if (g->errors < 0)
+            g->errors = (long)ifl__count_errors_in(ts_tree_root_node(g->tree), 0, 0, NULL);
+        ts_tree_delete(g->tree);
+        g->tree = NULL;
+        g->evicted = true;
+    }
+}
+
 base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
     if (!t || (!text && len))
         return BASE_ERR_INVALID;
@@ -1382,8 +1433,14 @@ base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
         return BASE_ERR_TOO_LARGE;
     if (!text)
         text = "";
-    if (!t->rebuild && !t->dirty && t->len == len)
+    if (!t->rebuild && !t->dirty && t->len == len) {
+        /* Reads since the last update parsed dropped trees again: drop
+         * them here, between two operations (within one, a read may hold
+         * another segment's nodes). */
+        if (t->restored)
+            ifl__evict(t);
         return BASE_OK;
+    }
     /* The text the grammar could not parse in time, unchanged: do not spend
      * the budget on it again. */
     if (t->timed_out && !t->dirty && t->len == len)
@@ -1400,7 +1457,7 @@ base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
         /* Settling merges at most backwards by one segment per merge, and
          * leaves nothing dirty behind: rescan from the one before. */
         for (size_t i = 0; i < t->nseg && st == BASE_OK;) {
-            if (!t->segs[i].dirty && t->segs[i].tree) {
+            if (!t->segs[i].dirty && (t->segs[i].tree || t->segs[i].evicted)) {
                 i++;
                 continue;
             }
@@ -1409,7 +1466,8 @@ base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
         }
         for (size_t i = 0; i < t->nseg && st == BASE_OK;) {
             ifl__seg *g = &t->segs[i];
-            if (t->seg_bytes && g->len > IFL__SEG_SPLIT_FACTOR * t->seg_bytes &&
+            /* (An evicted segment was looked at when it was parsed.) */
+            if (t->seg_bytes && g->tree && g->len > IFL__SEG_SPLIT_FACTOR * t->seg_bytes &&
                 !ts_node_has_error(ts_tree_root_node(g->tree)) &&
                 (!g->split_len || g->len > g->split_len + t->seg_bytes)) {
                 size_t after = i + 1;
@@ -1434,17 +1492,23 @@ base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
     }
     t->dirty = false;
     t->errors = -1;
+    ifl__evict(t);
     return BASE_OK;
 }
 
 /* ---- reading ------------------------------------------------------------------------- */
 
-bool ifl__tree_at(ifl_tree *t, size_t pos, TSNode *root, size_t *base) {
+bool ifl__tree_at(ifl_tree *t, const char *s, size_t pos, TSNode *root, size_t *base) {
     if (!t || t->nseg == 0 || t->rebuild || t->dirty)
         return false;
-    const ifl__seg *g = &t->segs[ifl__seg_index(t, pos)];
-    if (!g->tree)
-        return false;
+    size_t i = ifl__seg_index(t, pos);
+    const ifl__seg *g = &t->segs[i];
+    t->focus = pos;
+    if (!g->tree) {
+        if (!g->evicted || ifl__seg_parse(t, s, i) != BASE_OK || !g->tree)
+            return false;
+        t->restored = true;
+    }
     *root = ts_tree_root_node(g->tree);
     *base = g->start;
     return true;
@@ -1471,6 +1535,11 @@ size_t ifl_tree_error_count(ifl_tree *t, const char *text, size_t len) {
 char *ifl_tree_sexp(ifl_tree *t, const char *text, size_t len) {
     if (ifl_tree_update(t, text, len) != BASE_OK || t->nseg == 0)
         return NULL;
+    for (size_t i = 0; i < t->nseg; i++) {
+        if (!t->segs[i].tree && ifl__seg_parse(t, text, i) != BASE_OK)
+            return NULL;
+        t->restored = true;
+    }
     if (t->nseg == 1)
         return ts_node_string(ts_tree_root_node(t->segs[0].tree));
     base_buf b;

@@ -274,8 +274,22 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
     /* One-character edits: type 'x' at a random place, reparse, delete it,
      * reparse; on the segmented tree (the default) and on one tree for the
      * whole buffer, the same edits. */
-    double rep_whole[N];
+    double rep_whole[N], rep_all[N], typing[N];
     reparse_edits(t, text, len, rep, rep_err, N);
+    /* Typing: ten one-character edits at one cursor, then the next cursor
+     * (the first edit at a place whose trees were dropped parses its
+     * segment and the neighbours afresh). */
+    for (int i = 0; i < N; i++)
+        typing[i] = time_edit(t, text, len, cursors[(size_t)(i / 10) * 7 % nc]);
+    /* The same random edits with every segment's tree kept (the memory
+     * that costs: its heap). */
+    size_t heap1 = mallinfo2().uordblks;
+    ifl_tree *all = ifl_tree_new(lang, NULL);
+    ifl_tree_set_keep_bytes(all, SIZE_MAX);
+    ifl_tree_update(all, text, len);
+    size_t heap_all = mallinfo2().uordblks - heap1;
+    reparse_edits(all, text, len, rep_all, NULL, N);
+    ifl_tree_free(all);
     ifl_tree *w = ifl_tree_new(lang, NULL);
     ifl_tree_set_segment_bytes(w, 0);
     ifl_tree_update(w, text, len);
@@ -296,8 +310,13 @@ static void bench(const char *lang, const char *name, char *text, size_t len, co
     memcpy(rep_sorted, rep, sizeof(rep));
     report(what, rep_sorted, N);
     report_split(name, rep, rep_err, N);
+    snprintf(what, sizeof(what), "%s: same, every tree kept (%.1f MiB)", name,
+             (double)heap_all / (1024.0 * 1024.0));
+    report(what, rep_all, N);
     snprintf(what, sizeof(what), "%s: same, one tree (no segments)", name);
     report(what, rep_whole, N);
+    snprintf(what, sizeof(what), "%s: typing, 10 edits per place", name);
+    report(what, typing, N);
     printf("%s: %zu segments\n", name, ifl_tree_segment_count(t));
     printf("%s: candidate accepted %zu/%d\n", name, accepted, N);
     snprintf(what, sizeof(what), "%s: 16-line rejected candidate, cut back", name);

@@ -3,8 +3,10 @@
  * a fresh parse of an error-free document aborts. Built only with
  * INFILLD_FUZZ.
  *
- * Input: data[0] the seed document (small, or of several constructs) and the
- * segment size of the edited tree (whole, every sound cut, default);
+ * Input: data[0] the seed document (small, or of several constructs), the
+ * segment size of the edited tree (whole, every sound cut, default) and,
+ * from its top three bits, whether only the focus's segment keeps its tree
+ * (values 3-7: ifl_tree_set_keep_bytes 0);
  * data[1] the mode: mostly (data[1] % 8 != 7) the rest is an edit script
  * (syntax_script.h), whose undos and parse-keeping edits bring the text back
  * to error-free states, where the check can fail; else the rest is the old
@@ -65,6 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                       : &syntax_edits_multi[pick - syntax_edits_nseeds];
     static const size_t sizes[] = {0, 1, IFL_TREE_SEGMENT_BYTES};
     syntax_edits_segment_bytes = sizes[(data[0] >> 5) % 3];
+    /* Five of the eight: only the focus's segment keeps its tree. */
+    syntax_edits_keep_bytes = (data[0] >> 5) >= 3 ? 0 : IFL_TREE_KEEP_BYTES;
     /* Only comparisons on error-free text can fail here (only_clean); the
      * others need no S-expressions. */
     syntax_edits_skip_errorful = true;

@@ -87,6 +87,7 @@ const syntax_edits_seed syntax_edits_multi[] = {
 const size_t syntax_edits_nmulti = sizeof(syntax_edits_multi) / sizeof(syntax_edits_multi[0]);
 
 size_t syntax_edits_segment_bytes = 0;
+size_t syntax_edits_keep_bytes = IFL_TREE_KEEP_BYTES;
 
 /* Inserted fragments: brackets, quotes, newlines and indentation, keywords,
  * identifiers; what typing and pasting produce. */
@@ -208,7 +209,11 @@ static base_status compare_fresh(const char *lang, ifl_tree *t, ifl_tree **ref, 
         /* A grammar over its parse budget is no finding here. */
         return st == BASE_ERR_TIMEOUT ? BASE_OK : st;
     }
-    char *a = ifl_tree_sexp(t, doc->data, doc->len);
+    /* Counted before the S-expression, which parses dropped trees again:
+     * the kept counts of segments without a tree must be right. */
+    st = ifl_tree_update(t, doc->data, doc->len);
+    size_t errors = st == BASE_OK ? ifl_tree_error_count(t, doc->data, doc->len) : 0;
+    char *a = st == BASE_OK ? ifl_tree_sexp(t, doc->data, doc->len) : NULL;
     char *b = parsed ? ifl_tree_sexp(fresh, doc->data, doc->len) : NULL;
     if (!a || !b) {
         free(a);
@@ -217,14 +222,15 @@ static base_status compare_fresh(const char *lang, ifl_tree *t, ifl_tree **ref, 
     }
     hoist_trailing_comments(a);
     hoist_trailing_comments(b);
-    bool differ = strcmp(a, b) != 0;
+    /* The same tree as an error-free fresh parse has no errors. */
+    bool differ = strcmp(a, b) != 0 || (clean && errors != 0);
     syntax_edits_errorful_diffs += differ && !clean;
     if (differ && (clean || !only_clean)) {
         if (*mismatches == 0)
             fprintf(stderr,
                     "%s: %s: incremental tree differs from a fresh parse\n"
-                    "text:\n%s\nincremental: %s\nfresh:       %s\n",
-                    lang, what, doc->data, a, b);
+                    "text:\n%s\nincremental (%zu errors): %s\nfresh:       %s\n",
+                    lang, what, doc->data, errors, a, b);
         (*mismatches)++;
     }
     free(a);
@@ -269,6 +275,7 @@ base_status syntax_edits_run(const char *lang, const char *text, size_t len, bas
     if (!t)
         goto done;
     ifl_tree_set_segment_bytes(t, syntax_edits_segment_bytes);
+    ifl_tree_set_keep_bytes(t, syntax_edits_keep_bytes);
     if ((st = base_buf_append(&doc, text, len)) != BASE_OK)
         goto done;
     if ((st = ifl_tree_update(t, doc.data, doc.len)) != BASE_OK)
@@ -321,6 +328,7 @@ base_status syntax_edits_retype(const char *lang, const char *text, size_t len, 
     if (!t)
         goto done;
     ifl_tree_set_segment_bytes(t, syntax_edits_segment_bytes);
+    ifl_tree_set_keep_bytes(t, syntax_edits_keep_bytes);
     if ((st = base_buf_append(&doc, text, len)) != BASE_OK)
         goto done;
     for (int r = 0; r < sessions && st == BASE_OK && len > 0; r++) {

@@ -21,6 +21,11 @@ extern const size_t syntax_edits_nmulti;
  * every sound place). The fresh parse it is compared with is always one
  * tree for the whole buffer. */
 extern size_t syntax_edits_segment_bytes;
+/* Trees kept around the focus (ifl_tree_set_keep_bytes): 0 drops every tree
+ * but the last edit's or read's after each update, so that the edited tree
+ * is mostly segments parsed afresh when needed. The default's window covers
+ * every seed document. */
+extern size_t syntax_edits_keep_bytes;
 
 /* Applies `rounds` random edits drawn from rng to a copy of text and to an
  * ifl_tree, comparing the incremental tree with a fresh parse after every

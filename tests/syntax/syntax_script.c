@@ -353,6 +353,7 @@ base_status syntax_script_run(const char *lang, const char *text, size_t len, co
     if (!s.t)
         goto done;
     ifl_tree_set_segment_bytes(s.t, syntax_edits_segment_bytes);
+    ifl_tree_set_keep_bytes(s.t, syntax_edits_keep_bytes);
     if ((st = base_buf_append(&s.doc, text, len)) != BASE_OK ||
         (st = base_buf_append(&s.base, text, len)) != BASE_OK ||
         (st = ifl_tree_update(s.t, s.doc.data, s.doc.len)) != BASE_OK)

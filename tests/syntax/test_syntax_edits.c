@@ -52,20 +52,39 @@ static void same_tree(ifl_tree *t, ifl_tree *whole, const char *text, size_t len
 }
 
 /* Replays an edit script on text with segments of seg bytes (0: one tree,
- * 1: every sound cut): the edited tree must never differ from a fresh parse. */
+ * 1: every sound cut) and trees kept within keep bytes of the focus: the
+ * edited tree must never differ from a fresh parse. */
 static void replay(const char *lang, const char *text, size_t len, const uint8_t *script, size_t n,
-                   size_t seg) {
+                   size_t seg, size_t keep) {
     size_t mismatches = 0;
     syntax_edits_segment_bytes = seg;
+    syntax_edits_keep_bytes = keep;
     CHECK_EQ_I(syntax_script_run(lang, text, len, script, n, &mismatches), BASE_OK);
     CHECK_EQ_U(mismatches, 0);
+    syntax_edits_keep_bytes = IFL_TREE_KEEP_BYTES;
 }
 
-/* The same at one tree, every sound cut and the default segment size. */
+/* Segment sizes and kept trees the edit tests run at: one tree, every sound
+ * cut, the default size, and every sound cut with only the focus's segment
+ * keeping its tree (the others parsed afresh whenever they are needed). */
+static const struct {
+    size_t seg, keep;
+} configs[] = {{0, IFL_TREE_KEEP_BYTES},
+               {1, IFL_TREE_KEEP_BYTES},
+               {IFL_TREE_SEGMENT_BYTES, IFL_TREE_KEEP_BYTES},
+               {1, 0}};
+
+/* At every sound cut, with trees kept and with only the focus's. */
+static void replay_cuts(const char *lang, const char *text, size_t len, const uint8_t *script,
+                        size_t n) {
+    replay(lang, text, len, script, n, 1, IFL_TREE_KEEP_BYTES);
+    replay(lang, text, len, script, n, 1, 0);
+}
+
+/* The same at every configuration. */
 static void replay_sizes(const char *lang, const char *text, const uint8_t *script, size_t n) {
-    static const size_t sizes[] = {0, 1, IFL_TREE_SEGMENT_BYTES};
-    for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++)
-        replay(lang, text, strlen(text), script, n, sizes[k]);
+    for (size_t k = 0; k < BASE_ARRAY_LEN(configs); k++)
+        replay(lang, text, strlen(text), script, n, configs[k].seg, configs[k].keep);
 }
 
 /* The last seed of v[0..n) in lang (the test fails when there is none). */
@@ -170,7 +189,7 @@ static void template_after_undo(void) {
                                      0x68, 0x65, 0x72, 0x65, 0x64, 0x6f, 0x63};
     const syntax_edits_seed *sd = &syntax_edits_multi[1];
     CHECK(strcmp(sd->lang, "cpp") == 0);
-    replay(sd->lang, sd->text, strlen(sd->text), script, sizeof script, 1);
+    replay_cuts(sd->lang, sd->text, strlen(sd->text), script, sizeof script);
 }
 
 /* fuzz_syntax_edits' fourth finding (7 in docs/perf/fuzz.md), its two edit
@@ -248,7 +267,7 @@ static void comment_inside_cut_construct(void) {
     free(text);
     static const uint8_t script[] = {0x0b, 0xdf, 0x0b, 0x0b, 0xdf, 0x0b, 0x21, 0x62,
                                      0x34, 0x15, 0x04, 0x00, 0x00, 0x00, 0x0a};
-    replay(sd->lang, sd->text, strlen(sd->text), script, sizeof script, 1);
+    replay_cuts(sd->lang, sd->text, strlen(sd->text), script, sizeof script);
 }
 
 /* fuzz_syntax_edits' finding 10: tree-sitter-c reads a '/' and the line
@@ -381,7 +400,7 @@ static void endif_inside_function(void) {
         0x05, 0x7c, 0x23, 0x57, 0x80, 0x04, 0x14, 0x5a, 0x2a, 0x2a, 0x53, 0x09, 0xe4, 0x00,
         0x99, 0x1c, 0xf0, 0x6a, 0x17, 0x2b, 0x05, 0xc4, 0xdb, 0xda, 0x65, 0x0a, 0x8e, 0x14,
         0xde, 0x53, 0x39, 0x03, 0x7a, 0x52, 0xde, 0x4d, 0x53, 0x08, 0x97, 0x97, 0x9c};
-    replay("c", text, len, script, sizeof script, 1);
+    replay_cuts("c", text, len, script, sizeof script);
 }
 
 /* fuzz_syntax_edits' finding 13, its edit script replayed on the C header
@@ -403,7 +422,7 @@ static void guard_after_brace_retyped(void) {
         0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e,
         0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x2e, 0x00};
     const syntax_edits_seed *sd = &syntax_edits_multi[0];
-    replay(sd->lang, sd->text, strlen(sd->text), script, sizeof script, 1);
+    replay_cuts(sd->lang, sd->text, strlen(sd->text), script, sizeof script);
 }
 
 /* fuzz_syntax_edits' finding 14, its edit script replayed on the C header
@@ -426,7 +445,7 @@ static void comment_in_macro_continuation(void) {
         0x8b, 0x00, 0x00, 0x49, 0x9d, 0x00, 0x90, 0x92, 0x8b, 0x00, 0x00, 0x65, 0x64, 0x6f, 0x63,
         0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x6d, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c};
     const syntax_edits_seed *sd = &syntax_edits_multi[0];
-    replay(sd->lang, sd->text, strlen(sd->text), script, sizeof script, 1);
+    replay_cuts(sd->lang, sd->text, strlen(sd->text), script, sizeof script);
 }
 
 /* fuzz_syntax_edits' finding 15, its edit script replayed on the C header:
@@ -697,16 +716,18 @@ int main(int argc, char **argv) {
     bracket_in_directive();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
-     * most cuts an edit can move or break), then the default size. */
-    static const size_t sizes[] = {0, 1, IFL_TREE_SEGMENT_BYTES};
-    for (size_t k = 0; k < BASE_ARRAY_LEN(sizes); k++) {
-        syntax_edits_segment_bytes = sizes[k];
+     * most cuts an edit can move or break), then the default size, then
+     * every sound cut with trees dropped away from the focus. */
+    for (size_t k = 0; k < BASE_ARRAY_LEN(configs); k++) {
+        syntax_edits_segment_bytes = configs[k].seg;
+        syntax_edits_keep_bytes = configs[k].keep;
         size_t before = syntax_edits_errorful_diffs;
         run_seeds(syntax_edits_seeds, syntax_edits_nseeds, rounds, seed, &compared);
         run_seeds(syntax_edits_multi, syntax_edits_nmulti, rounds, seed + 100, &compared);
-        fprintf(stderr, "segment bytes %zu: %zu differences on text with syntax errors\n", sizes[k],
-                syntax_edits_errorful_diffs - before);
+        fprintf(stderr, "segment bytes %zu, keep %zu: %zu differences on text with syntax errors\n",
+                configs[k].seg, configs[k].keep, syntax_edits_errorful_diffs - before);
     }
+    syntax_edits_keep_bytes = IFL_TREE_KEEP_BYTES;
     /* The property is only tested where documents parse cleanly: make sure
      * a good share of the comparisons did. */
     CHECK(syntax_edits_clean_compared * 4 >= compared);
