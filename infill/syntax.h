@@ -122,10 +122,11 @@ size_t ifl_tree_segment_count(const ifl_tree *t);
 
 /* Memory: a tree takes about 40 bytes per byte of text, so after each
  * update only the segments within this many bytes of the focus (the last
- * edit, span location or validation) keep theirs; the others keep their
- * error counts, and a later read or edit there parses the segment afresh
- * (a 512-byte segment: tens of microseconds). SIZE_MAX keeps every tree;
- * 0 keeps only the focus's segment. Takes effect on the next update. */
+ * edit, span location or validation), the focus's neighbours and segments
+ * over 16 KiB keep theirs; the others keep their error counts, and a later
+ * read or edit there parses the segment afresh (a 512-byte segment: about
+ * 0.1 ms). SIZE_MAX keeps every tree; 0 keeps only the focus's segment, its
+ * neighbours and the large ones. Takes effect on the next update. */
 #define IFL_TREE_KEEP_BYTES (16 * 1024)
 void ifl_tree_set_keep_bytes(ifl_tree *t, size_t bytes);
 /* Segments holding a tree now. */

@@ -58,6 +58,11 @@ enum {
     /* An incremental reparse that leaves a MISSING node is checked with a
      * fresh parse of its segment up to this size (ifl__seg_parse). */
     IFL__FRESH_MAX = 16 * 1024,
+    /* Only segments up to this size drop their trees away from the focus:
+     * parsing one again costs at most about a millisecond (0.1-0.25 ms per
+     * KiB on error-free text), where a large class or a file-wide construct
+     * would cost a whole-file parse at every jump. */
+    IFL__EVICT_MAX = 16 * 1024,
 };
 
 /* ---- compiled spans.scm per language --------------------------------------
@@ -1401,9 +1406,12 @@ static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
            was[3] != t->guard_end_end;
 }
 
-/* Drops the trees of the segments farther than keep_bytes from the focus
- * (the focus's own segment always keeps its tree), counting their errors
- * first so that error counts need no parse. A segment's tree holds about 40
+/* Drops the trees of the segments farther than keep_bytes from the focus,
+ * counting their errors first so that error counts need no parse. The
+ * focus's segment and its two neighbours always keep theirs: a reparse there
+ * checks its cuts with both (typing inside a large class would otherwise
+ * parse them again at every keystroke), and so do segments over
+ * IFL__EVICT_MAX. A segment's tree holds about 40
  * bytes per byte of its text (docs/perf/syntax.md); a fresh parse of one
  * segment when it is read or edited again costs tens of microseconds. */
 static void ifl__evict(ifl_tree *t) {
@@ -1416,7 +1424,8 @@ static void ifl__evict(ifl_tree *t) {
     size_t at = ifl__seg_index(t, focus);
     for (size_t i = 0; i < t->nseg; i++) {
         ifl__seg *g = &t->segs[i];
-        if (!g->tree || i == at || (g->start + g->len > lo && g->start < hi))
+        if (!g->tree || (i + 1 >= at && i <= at + 1) || g->len > IFL__EVICT_MAX ||
+            (g->start + g->len > lo && g->start < hi))
             continue;
         if (g->errors < 0)
             g->errors = (long)ifl__count_errors_in(ts_tree_root_node(g->tree), 0, 0, NULL);

@@ -160,7 +160,7 @@ static void bench_file(const char *lang, const char *path) {
         return;
     }
     enum { N = 200 };
-    double seg[N], whole[N];
+    double seg[N], whole[N], typing[N];
     size_t lines = 0;
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n';
@@ -170,28 +170,39 @@ static void bench_file(const char *lang, const char *path) {
             break;
         if (pass == 1)
             ifl_tree_set_segment_bytes(t, 0);
+        size_t heap0 = mallinfo2().uordblks;
         uint64_t t0 = cpu_ns();
         ifl_tree_update(t, text, len);
         double build = (double)(cpu_ns() - t0) / 1e6;
+        double heap = (double)(mallinfo2().uordblks - heap0) / (1024.0 * 1024.0);
         /* Edits inside identifiers: type in the middle of a word. */
         base_rng rng;
         base_rng_seed(&rng, 11);
         double *out = pass ? whole : seg;
-        for (int i = 0; i < N; i++) {
-            size_t pos;
-            do
-                pos = 1 + (size_t)(base_rng_next(&rng) % (len - 1));
-            while (!(text[pos] >= 'a' && text[pos] <= 'z' && text[pos - 1] >= 'a' &&
-                     text[pos - 1] <= 'z'));
-            out[i] = time_edit(t, text, len, pos);
+        size_t pos = 0;
+        for (int i = 0; i < 2 * N; i++) {
+            /* The first N at a new place each, then ten per place (typing). */
+            if (i < N || i % 10 == 0) {
+                do
+                    pos = 1 + (size_t)(base_rng_next(&rng) % (len - 1));
+                while (!(text[pos] >= 'a' && text[pos] <= 'z' && text[pos - 1] >= 'a' &&
+                         text[pos - 1] <= 'z'));
+            }
+            double ms = time_edit(t, text, len, pos);
+            if (i < N)
+                out[i] = ms;
+            else if (!pass)
+                typing[i - N] = ms;
         }
-        printf("%s (%s, %zu lines): %s: %zu segments, %zu syntax errors, first parse %.1f ms\n",
+        printf("%s (%s, %zu lines): %s: %zu segments, %zu syntax errors, first parse %.1f ms, "
+               "trees %.1f MiB (%zu kept after the edits)\n",
                path, lang, lines, pass ? "one tree" : "segments", ifl_tree_segment_count(t),
-               ifl_tree_error_count(t, text, len), build);
+               ifl_tree_error_count(t, text, len), build, heap, ifl_tree_kept_count(t));
         ifl_tree_free(t);
     }
     report("  reparse after 1-char edit, segments", seg, N);
     report("  reparse after 1-char edit, one tree", whole, N);
+    report("  typing, 10 edits per place, segments", typing, N);
     free(text);
 }
 

@@ -5,7 +5,8 @@
  *
  * Input: data[0] the seed document (small, or of several constructs), the
  * segment size of the edited tree (whole, every sound cut, default) and,
- * from its top three bits, whether only the focus's segment keeps its tree
+ * from its top three bits, whether only the focus's segment and its
+ * neighbours keep their trees
  * (values 3-7: ifl_tree_set_keep_bytes 0);
  * data[1] the mode: mostly (data[1] % 8 != 7) the rest is an edit script
  * (syntax_script.h), whose undos and parse-keeping edits bring the text back
@@ -67,7 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                       : &syntax_edits_multi[pick - syntax_edits_nseeds];
     static const size_t sizes[] = {0, 1, IFL_TREE_SEGMENT_BYTES};
     syntax_edits_segment_bytes = sizes[(data[0] >> 5) % 3];
-    /* Five of the eight: only the focus's segment keeps its tree. */
+    /* Five of the eight: only the focus's segment and its neighbours keep
+     * their trees. */
     syntax_edits_keep_bytes = (data[0] >> 5) >= 3 ? 0 : IFL_TREE_KEEP_BYTES;
     /* Only comparisons on error-free text can fail here (only_clean); the
      * others need no S-expressions. */

@@ -66,7 +66,8 @@ static void replay(const char *lang, const char *text, size_t len, const uint8_t
 
 /* Segment sizes and kept trees the edit tests run at: one tree, every sound
  * cut, the default size, and every sound cut with only the focus's segment
- * keeping its tree (the others parsed afresh whenever they are needed). */
+ * and its neighbours keeping their trees (the others parsed afresh whenever
+ * they are needed). */
 static const struct {
     size_t seg, keep;
 } configs[] = {{0, IFL_TREE_KEEP_BYTES},
@@ -74,7 +75,8 @@ static const struct {
                {IFL_TREE_SEGMENT_BYTES, IFL_TREE_KEEP_BYTES},
                {1, 0}};
 
-/* At every sound cut, with trees kept and with only the focus's. */
+/* At every sound cut, with trees kept and with only the focus's (and its
+ * neighbours'). */
 static void replay_cuts(const char *lang, const char *text, size_t len, const uint8_t *script,
                         size_t n) {
     replay(lang, text, len, script, n, 1, IFL_TREE_KEEP_BYTES);

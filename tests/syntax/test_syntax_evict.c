@@ -162,7 +162,7 @@ done:
     free(text);
 }
 
-/* keep 0: only the focus's segment keeps its tree. */
+/* keep 0: only the focus's segment and its neighbours keep their trees. */
 static void keep_zero(void) {
     size_t len = 0, nc = 0;
     static size_t cursors[2 * FUNCS];
@@ -173,15 +173,18 @@ static void keep_zero(void) {
         ifl_tree_set_keep_bytes(t, 0);
         ifl_tree_set_keep_bytes(all, SIZE_MAX);
         CHECK_EQ_I(ifl_tree_update(t, text, len), BASE_OK);
-        CHECK_EQ_U(ifl_tree_kept_count(t), 1);
+        CHECK_EQ_U(ifl_tree_kept_count(t), 2); /* segments 0 and 1 */
         CHECK_EQ_U(ifl_tree_error_count(t, text, len), 0);
         ifl_span sa, sb;
         CHECK_EQ_I(ifl_tree_locate(t, text, len, cursors[nc - 1], 0, 0, &sa), BASE_OK);
         CHECK_EQ_I(ifl_tree_locate(all, text, len, cursors[nc - 1], 0, 0, &sb), BASE_OK);
         CHECK(same_span(&sa, &sb));
-        /* The read parsed the last function's segment again: two trees until
-         * the next update. */
-        CHECK_EQ_U(ifl_tree_kept_count(t), 2);
+        /* The read parsed the last function's segment again: three trees
+         * until the next update, which keeps only that one (its neighbour
+         * has none to keep). */
+        CHECK_EQ_U(ifl_tree_kept_count(t), 3);
+        CHECK_EQ_I(ifl_tree_update(t, text, len), BASE_OK);
+        CHECK_EQ_U(ifl_tree_kept_count(t), 1);
     }
     ifl_tree_free(t);
     ifl_tree_free(all);
