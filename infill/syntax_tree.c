@@ -63,6 +63,8 @@ enum {
      * KiB on error-free text), where a large class or a file-wide construct
      * would cost a whole-file parse at every jump. */
     IFL__EVICT_MAX = 16 * 1024,
+    /* ifl__settle parses a range of more segments than this as it goes. */
+    IFL__SETTLE_STREAM = 8,
 };
 
 /* ---- compiled spans.scm per language --------------------------------------
@@ -278,6 +280,30 @@ TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t le
 
 /* ---- life cycle ----------------------------------------------------------------- */
 
+/* INFILLD_TREE_KEEP_BYTES overrides IFL_TREE_KEEP_BYTES ("all": keep every
+ * tree), for A/B runs of the daemon's memory (docs/perf/syntax.md). */
+static size_t ifl__keep_bytes = IFL_TREE_KEEP_BYTES;
+static pthread_once_t ifl__keep_once = PTHREAD_ONCE_INIT;
+
+static void ifl__keep_read(void) {
+    const char *e = getenv("INFILLD_TREE_KEEP_BYTES");
+    if (!e || !*e)
+        return;
+    if (strcmp(e, "all") == 0) {
+        ifl__keep_bytes = SIZE_MAX;
+        return;
+    }
+    char *end = NULL;
+    unsigned long long v = strtoull(e, &end, 10);
+    if (end && *end == 0)
+        ifl__keep_bytes = (size_t)v;
+}
+
+static size_t ifl__keep_default(void) {
+    pthread_once(&ifl__keep_once, ifl__keep_read);
+    return ifl__keep_bytes;
+}
+
 ifl_tree *ifl_tree_new(const char *language, base_status *err) {
     base_status st = BASE_OK;
     const TSLanguage *ts = gr_language(language);
@@ -299,7 +325,7 @@ ifl_tree *ifl_tree_new(const char *language, base_status *err) {
         if (strcmp(gr_language_name(i), language) == 0)
             t->lang = gr_language_name(i);
     t->seg_bytes = ifl__segmented(t->lang) ? IFL__SEG_BYTES : 0;
-    t->keep_bytes = IFL_TREE_KEEP_BYTES;
+    t->keep_bytes = ifl__keep_default();
     t->parser = ts_parser_new();
     t->qc = ts_query_cursor_new();
     if (!t->parser || !t->qc || !ts_parser_set_language(t->parser, ts)) {
@@ -1101,12 +1127,67 @@ static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t
     return BASE_OK;
 }
 
+/* Index of the segment holding byte pos: the last one starting at or before
+ * it. */
+static size_t ifl__seg_index(const ifl_tree *t, size_t pos) {
+    size_t lo = 0, hi = t->nseg;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->segs[mid].start <= pos)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ---- trees kept near the focus ------------------------------------------------------ */
+
+/* A segment's tree holds about 40 bytes per byte of its text
+ * (docs/perf/syntax.md), so trees are dropped from the segments farther than
+ * keep_bytes from the focus, their errors counted first so that error counts
+ * need no parse; a fresh parse of one when it is read or edited again costs
+ * about 0.1 ms. The focus's segment and its two neighbours always keep
+ * theirs: a reparse there checks its cuts with both (typing inside a large
+ * class would otherwise parse them again at every keystroke), and so do
+ * segments over IFL__EVICT_MAX. Drops segment i's tree when that allows. */
+static void ifl__evict_one(ifl_tree *t, size_t i) {
+    ifl__seg *g = &t->segs[i];
+    if (t->keep_bytes == SIZE_MAX || t->nseg < 2 || !g->tree || g->dirty ||
+        g->len > IFL__EVICT_MAX)
+        return;
+    size_t focus = BASE_MIN(t->focus, t->len);
+    size_t lo = focus > t->keep_bytes ? focus - t->keep_bytes : 0;
+    size_t hi = t->len - focus > t->keep_bytes ? focus + t->keep_bytes : t->len;
+    if (g->start + g->len > lo && g->start < hi)
+        return;
+    size_t at = ifl__seg_index(t, focus);
+    if (i + 1 >= at && i <= at + 1)
+        return;
+    if (g->errors < 0)
+        g->errors = (long)ifl__count_errors_in(ts_tree_root_node(g->tree), 0, 0, NULL);
+    ts_tree_delete(g->tree);
+    g->tree = NULL;
+    g->evicted = true;
+}
+
+static void ifl__evict(ifl_tree *t) {
+    t->restored = false;
+    for (size_t i = 0; i < t->nseg; i++)
+        ifl__evict_one(t, i);
+}
+
 /* Parses every segment in [i, j) that needs it, then merges across unsound
  * cuts among them and with their neighbours (the cuts those parses may have
  * changed). Every merge removes a segment, so this ends. */
 static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i, size_t j) {
     base_status st;
-    for (size_t k = i; k < j; k++)
+    /* A long range (a fresh cut of the buffer) is parsed as the cuts are
+     * looked at, below, and the trees left behind that the focus does not
+     * need are dropped on the way: a 1 MB file then never holds 40 MB of
+     * trees at once. A short one is parsed first. */
+    bool stream = j - i > IFL__SETTLE_STREAM;
+    for (size_t k = i; k < (stream ? i + 1 : j); k++)
         if ((t->segs[k].dirty || !t->segs[k].tree) && (st = ifl__seg_parse(t, s, k)) != BASE_OK)
             return st;
     /* Cuts to look at: (k, k + 1) for k in [i - 1, j - 1]. */
@@ -1130,6 +1211,8 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
         }
         ifl__cut_state cs = ifl__cut_check(t, s, len, k);
         if (cs == IFL__CUT_OK || t->segs[k].len + t->segs[k + 1].len > IFL__SEG_MERGE_MAX) {
+            if (stream)
+                ifl__evict_one(t, k); /* a merge stepping back parses it again */
             k++;
             continue;
         }
@@ -1259,19 +1342,6 @@ static base_status ifl__resplit(ifl_tree *t, const char *s, size_t len, size_t i
 
 static TSPoint ifl__pt(lsp_point p) { return (TSPoint){.row = p.row, .column = p.column}; }
 
-/* Index of the segment holding byte pos: the last one starting at or before
- * it. */
-static size_t ifl__seg_index(const ifl_tree *t, size_t pos) {
-    size_t lo = 0, hi = t->nseg;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->segs[mid].start <= pos)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
     if (!t || !ev)
@@ -1404,35 +1474,6 @@ static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
     ifl__find_guard(t, s, len);
     return was[0] != t->guard_if || was[1] != t->guard_if_end || was[2] != t->guard_end ||
            was[3] != t->guard_end_end;
-}
-
-/* Drops the trees of the segments farther than keep_bytes from the focus,
- * counting their errors first so that error counts need no parse. The
- * focus's segment and its two neighbours always keep theirs: a reparse there
- * checks its cuts with both (typing inside a large class would otherwise
- * parse them again at every keystroke), and so do segments over
- * IFL__EVICT_MAX. A segment's tree holds about 40
- * bytes per byte of its text (docs/perf/syntax.md); a fresh parse of one
- * segment when it is read or edited again costs tens of microseconds. */
-static void ifl__evict(ifl_tree *t) {
-    t->restored = false;
-    if (t->keep_bytes == SIZE_MAX || t->nseg < 2)
-        return;
-    size_t focus = BASE_MIN(t->focus, t->len);
-    size_t lo = focus > t->keep_bytes ? focus - t->keep_bytes : 0;
-    size_t hi = t->len - focus > t->keep_bytes ? focus + t->keep_bytes : t->len;
-    size_t at = ifl__seg_index(t, focus);
-    for (size_t i = 0; i < t->nseg; i++) {
-        ifl__seg *g = &t->segs[i];
-        if (!g->tree || (i + 1 >= at && i <= at + 1) || g->len > IFL__EVICT_MAX ||
-            (g->start + g->len > lo && g->start < hi))
-            continue;
-        if (g->errors < 0)
-            g->errors = (long)ifl__count_errors_in(ts_tree_root_node(g->tree), 0, 0, NULL);
-        ts_tree_delete(g->tree);
-        g->tree = NULL;
-        g->evicted = true;
-    }
 }
 
 base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
