@@ -19,8 +19,8 @@ typedef struct ifl__seg {
      * the text unchanged since its parse: errors still holds its count, and
      * whatever needs the tree parses the segment afresh. */
     bool evicted;
-    long errors;        /* ERROR + MISSING nodes of tree; -1 when not counted yet */
-    size_t split_len;   /* length when a cut found nothing to cut at; 0: none */
+    long errors;      /* ERROR + MISSING nodes of tree; -1 when not counted yet */
+    size_t split_len; /* length when a cut found nothing to cut at; 0: none */
 } ifl__seg;
 
 struct ifl_tree {

@@ -1153,8 +1153,7 @@ static size_t ifl__seg_index(const ifl_tree *t, size_t pos) {
  * segments over IFL__EVICT_MAX. Drops segment i's tree when that allows. */
 static void ifl__evict_one(ifl_tree *t, size_t i) {
     ifl__seg *g = &t->segs[i];
-    if (t->keep_bytes == SIZE_MAX || t->nseg < 2 || !g->tree || g->dirty ||
-        g->len > IFL__EVICT_MAX)
+    if (t->keep_bytes == SIZE_MAX || t->nseg < 2 || !g->tree || g->dirty || g->len > IFL__EVICT_MAX)
         return;
     size_t focus = BASE_MIN(t->focus, t->len);
     size_t lo = focus > t->keep_bytes ? focus - t->keep_bytes : 0;
@@ -1341,7 +1340,6 @@ static base_status ifl__resplit(ifl_tree *t, const char *s, size_t len, size_t i
 /* ---- edits and updates ------------------------------------------------------------ */
 
 static TSPoint ifl__pt(lsp_point p) { return (TSPoint){.row = p.row, .column = p.column}; }
-
 
 void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
     if (!t || !ev)

@@ -76,8 +76,8 @@ static void same_trees(ifl_tree *ev, ifl_tree *all, const base_buf *doc) {
  * an order that jumps (each one far from the last focus). */
 static void reads_far_away(const char *lang, ifl_tree *ev, ifl_tree *all, const base_buf *doc,
                            const size_t *cursors, size_t nc) {
-    static const char *cands[] = {"total = total + 1", "if (n) total++;", "return total",
-                                  "x = (", "} }"};
+    static const char *cands[] = {"total = total + 1", "if (n) total++;", "return total", "x = (",
+                                  "} }"};
     for (size_t i = 0; i < 40; i++) {
         size_t cur = cursors[(i * 397) % nc];
         ifl_span sa, sb;
