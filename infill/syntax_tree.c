@@ -502,6 +502,7 @@ typedef struct ifl__lexpos {
     long open_bal[16];   /* brackets open at each of the first conditionals */
     bool flat;           /* every #endif closes (the include guard's search) */
     bool dcont;          /* the last line was a directive continued by a backslash */
+    bool draw;           /* ... whose text tree-sitter reads raw (ifl__raw_directive) */
     const char *doc;     /* the buffer, to place lines */
     size_t skip1, skip2; /* the include guard's lines: not counted */
 } ifl__lexpos;
@@ -559,6 +560,42 @@ static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
     }
 }
 
+/* Where tree-sitter-c reads [s, s + n), a directive line (or, when cont, a
+ * continuation of one) in code, as raw text: a macro's value and the
+ * argument of `#error`, `#pragma` or an unknown directive are one
+ * preproc_arg token, in which quotes are nothing and which stops at the
+ * first "/" "*": that opens a block comment, string quotes or not (fuzz
+ * finding 23: `#iot X'/\* a comment` ran on as a comment to a later `*\/`
+ * where the line lexer had read a character literal). Conditions and
+ * `#include` paths hold real literals. Returns the offset of the comment's
+ * opening (n when there is none) for a raw line, SIZE_MAX otherwise; a
+ * continuation (cont) is one of a raw directive. */
+static size_t ifl__raw_directive(const char *s, size_t n, bool cont) {
+    size_t i = 0;
+    if (!cont) {
+        while (i < n && ifl__blank(s[i]))
+            i++;
+        if (i >= n || s[i] != '#')
+            return SIZE_MAX;
+        i++;
+        while (i < n && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        size_t w = i;
+        while (i < n && ifl__word_char(s[i]))
+            i++;
+        static const char *const lit[] = {"if",      "ifdef",    "ifndef",  "elif",
+                                          "elifdef", "elifndef", "include", "include_next",
+                                          "import",  "else",     "endif"};
+        for (size_t k = 0; k < BASE_ARRAY_LEN(lit); k++)
+            if (i - w == strlen(lit[k]) && memcmp(s + w, lit[k], i - w) == 0)
+                return SIZE_MAX;
+    }
+    for (; i + 1 < n; i++)
+        if (s[i] == '/' && s[i + 1] == '*')
+            return i;
+    return n;
+}
+
 static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
     if (!p->d)
         return;
@@ -589,7 +626,19 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
              * strings there still count. */
             long bal[3];
             memcpy(bal, p->lx.bal, sizeof(bal));
-            ifl__lex_run(p->d, &p->lx, s + a, b - a);
+            size_t raw = directive && p->lx.st == IFL__LX_CODE && (!cont || p->draw)
+                             ? ifl__raw_directive(s + a, b - a, cont)
+                             : SIZE_MAX;
+            if (raw == SIZE_MAX) {
+                ifl__lex_run(p->d, &p->lx, s + a, b - a);
+            } else {
+                /* Only a block comment opened in the raw text counts. */
+                p->lx.prev = 0;
+                if (raw < b - a)
+                    ifl__lex_run(p->d, &p->lx, s + a + raw, b - a - raw);
+                else
+                    p->lx.prev = s[b - 1];
+            }
             if (directive)
                 memcpy(p->lx.bal, bal, sizeof(bal));
             size_t e = b;
@@ -598,6 +647,7 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
             if (e > a && s[e - 1] == '\r')
                 e--;
             p->dcont = directive && e > a && s[e - 1] == '\\';
+            p->draw = p->dcont && raw != SIZE_MAX;
             a = b;
             continue;
         }

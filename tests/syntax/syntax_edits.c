@@ -226,6 +226,14 @@ static base_status compare_fresh(const char *lang, ifl_tree *t, ifl_tree **ref, 
     bool differ = strcmp(a, b) != 0 || (clean && errors != 0);
     syntax_edits_errorful_diffs += differ && !clean;
     if (differ && (clean || !only_clean)) {
+        /* SYNTAX_EDITS_DUMP=FILE: the first differing text, byte for byte. */
+        if (*mismatches == 0 && getenv("SYNTAX_EDITS_DUMP")) {
+            FILE *f = fopen(getenv("SYNTAX_EDITS_DUMP"), "wb");
+            if (f) {
+                fwrite(doc->data, 1, doc->len, f);
+                fclose(f);
+            }
+        }
         if (*mismatches == 0)
             fprintf(stderr,
                     "%s: %s: incremental tree differs from a fresh parse\n"

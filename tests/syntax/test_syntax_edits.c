@@ -60,6 +60,8 @@ static void replay(const char *lang, const char *text, size_t len, const uint8_t
     syntax_edits_segment_bytes = seg;
     syntax_edits_keep_bytes = keep;
     CHECK_EQ_I(syntax_script_run(lang, text, len, script, n, &mismatches), BASE_OK);
+    if (mismatches)
+        fprintf(stderr, "replay: segment bytes %zu, keep %zu\n", seg, keep);
     CHECK_EQ_U(mismatches, 0);
     syntax_edits_keep_bytes = IFL_TREE_KEEP_BYTES;
 }
@@ -577,6 +579,27 @@ static void bracket_in_directive(void) {
     replay_sizes("c", syntax_edits_multi[0].text, script, sizeof script);
 }
 
+/* fuzz_syntax_edits' finding 23: a directive's raw argument
+ * (`#iot X<byte>COUNT_H'/\* a comment`, a line duplicated and edited near
+ * count.h's top) opens a block comment at its "/" "*" whatever quote
+ * precedes it, and tree-sitter-c runs that comment on to the "*" "/" of
+ * the next comment below; the line lexer read a character literal from the
+ * quote, so the cut after the line looked sound. Fails at every sound cut
+ * without the raw reading. */
+static void quote_before_comment_in_directive(void) {
+    static const uint8_t script[] = {
+        0x00, 0x10, 0x00, 0x6e, 0x6f, 0x74, 0x00, 0x58, 0x9d, 0xe1, 0xb6, 0x62, 0x1e, 0x12,
+        0x40, 0x08, 0x00, 0x4d, 0x4c, 0x65, 0x4c, 0x68, 0x3f, 0x4c, 0x72, 0x4c, 0x3f, 0x3f,
+        0x3f, 0x3f, 0x70, 0x79, 0x74, 0x68, 0x6f, 0x6e, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f,
+        0xe1, 0xb6, 0x27, 0x62, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1e, 0x12, 0xb4, 0xb3, 0xb3,
+        0xb3, 0x49, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0x4c, 0xc2, 0x4c, 0x4c, 0xb8,
+        0xb8, 0xb8, 0xb8, 0xb8, 0xb8, 0x4c, 0xb8, 0xb8, 0xb8, 0xb8, 0x4c, 0x4c, 0x4c, 0x4c,
+        0x40, 0x00, 0x26, 0x0a, 0xdb, 0xdf, 0x0a, 0x13, 0x13, 0x13, 0x13, 0x13, 0x13, 0x13,
+        0x13, 0x13, 0x47, 0x00, 0x02, 0x68, 0x32, 0x0d, 0xe9, 0x71, 0x07, 0x0f, 0xcc, 0x3e,
+        0xdb, 0x1d, 0x00, 0x1e, 0x60, 0x86, 0x89, 0x13, 0x13, 0x13, 0x29, 0x63, 0x87};
+    replay_sizes("c", syntax_edits_multi[0].text, script, sizeof script);
+}
+
 /* Each text, parsed at every sound cut, reads as one tree does, and is
  * error-free. */
 static void same_at_every_cut(const char *lang, const char *const *texts, size_t n) {
@@ -716,6 +739,7 @@ int main(int argc, char **argv) {
     cr_before_directive();
     endif_in_macro_continuation();
     bracket_in_directive();
+    quote_before_comment_in_directive();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size, then
