@@ -521,21 +521,31 @@ static bool ifl__blank(char c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
-/* A preprocessor conditional opened or closed on the line [s, s + n). */
-static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
-    if (p->doc && ((size_t)(s - p->doc) == p->skip1 || (size_t)(s - p->doc) == p->skip2))
-        return;
+/* The directive on the line [s, s + n): false when the line is none, else
+ * its name at [*w, *e) (empty for a lone '#'). */
+static bool ifl__directive_word(const char *s, size_t n, size_t *w, size_t *e) {
     size_t i = 0;
     while (i < n && ifl__blank(s[i]))
         i++;
     if (i >= n || s[i] != '#')
-        return;
+        return false;
     i++;
     while (i < n && (s[i] == ' ' || s[i] == '\t'))
         i++;
-    size_t w = i;
+    *w = i;
     while (i < n && ifl__word_char(s[i]))
         i++;
+    *e = i;
+    return true;
+}
+
+/* A preprocessor conditional opened or closed on the line [s, s + n). */
+static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
+    if (p->doc && ((size_t)(s - p->doc) == p->skip1 || (size_t)(s - p->doc) == p->skip2))
+        return;
+    size_t w = 0, i = 0;
+    if (!ifl__directive_word(s, n, &w, &i))
+        return;
     /* An #endif inside brackets opened after its #if does not close it:
      * tree-sitter's conditionals nest with the code, and it reads such an
      * #endif as a directive of its own (fuzz finding 12: an #endif line
@@ -573,16 +583,9 @@ static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
 static size_t ifl__raw_directive(const char *s, size_t n, bool cont) {
     size_t i = 0;
     if (!cont) {
-        while (i < n && ifl__blank(s[i]))
-            i++;
-        if (i >= n || s[i] != '#')
+        size_t w = 0;
+        if (!ifl__directive_word(s, n, &w, &i))
             return SIZE_MAX;
-        i++;
-        while (i < n && (s[i] == ' ' || s[i] == '\t'))
-            i++;
-        size_t w = i;
-        while (i < n && ifl__word_char(s[i]))
-            i++;
         static const char *const lit[] = {"if",      "ifdef",    "ifndef",  "elif",
                                           "elifdef", "elifndef", "include", "include_next",
                                           "import",  "else",     "endif"};
