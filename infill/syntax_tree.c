@@ -634,13 +634,12 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
                              : SIZE_MAX;
             if (raw == SIZE_MAX) {
                 ifl__lex_run(p->d, &p->lx, s + a, b - a);
-            } else {
+            } else if (raw < b - a) {
                 /* Only a block comment opened in the raw text counts. */
                 p->lx.prev = 0;
-                if (raw < b - a)
-                    ifl__lex_run(p->d, &p->lx, s + a + raw, b - a - raw);
-                else
-                    p->lx.prev = s[b - 1];
+                ifl__lex_run(p->d, &p->lx, s + a + raw, b - a - raw);
+            } else {
+                p->lx.prev = s[b - 1];
             }
             if (directive)
                 memcpy(p->lx.bal, bal, sizeof(bal));
@@ -1203,18 +1202,27 @@ static size_t ifl__seg_index(const ifl_tree *t, size_t pos) {
  * about 0.1 ms. The focus's segment and its two neighbours always keep
  * theirs: a reparse there checks its cuts with both (typing inside a large
  * class would otherwise parse them again at every keystroke), and so do
- * segments over IFL__EVICT_MAX. Drops segment i's tree when that allows. */
-static void ifl__evict_one(ifl_tree *t, size_t i) {
-    ifl__seg *g = &t->segs[i];
-    if (t->keep_bytes == SIZE_MAX || t->nseg < 2 || !g->tree || g->dirty || g->len > IFL__EVICT_MAX)
-        return;
+ * segments over IFL__EVICT_MAX. */
+typedef struct ifl__keep {
+    size_t lo, hi; /* bytes whose segments keep their trees */
+    size_t at;     /* the focus's segment */
+} ifl__keep;
+
+/* The window around the focus, as the segments lie now. */
+static ifl__keep ifl__keep_window(const ifl_tree *t) {
     size_t focus = BASE_MIN(t->focus, t->len);
-    size_t lo = focus > t->keep_bytes ? focus - t->keep_bytes : 0;
-    size_t hi = t->len - focus > t->keep_bytes ? focus + t->keep_bytes : t->len;
-    if (g->start + g->len > lo && g->start < hi)
-        return;
-    size_t at = ifl__seg_index(t, focus);
-    if (i + 1 >= at && i <= at + 1)
+    ifl__keep w;
+    w.lo = focus > t->keep_bytes ? focus - t->keep_bytes : 0;
+    w.hi = t->len - focus > t->keep_bytes ? focus + t->keep_bytes : t->len;
+    w.at = ifl__seg_index(t, focus);
+    return w;
+}
+
+/* Drops segment i's tree when the window w allows. */
+static void ifl__evict_one(ifl_tree *t, size_t i, const ifl__keep *w) {
+    ifl__seg *g = &t->segs[i];
+    if (!g->tree || g->dirty || g->len > IFL__EVICT_MAX || (i + 1 >= w->at && i <= w->at + 1) ||
+        (g->start + g->len > w->lo && g->start < w->hi))
         return;
     if (g->errors < 0)
         g->errors = (long)ifl__count_errors_in(ts_tree_root_node(g->tree), 0, 0, NULL);
@@ -1225,8 +1233,11 @@ static void ifl__evict_one(ifl_tree *t, size_t i) {
 
 static void ifl__evict(ifl_tree *t) {
     t->restored = false;
+    if (t->keep_bytes == SIZE_MAX)
+        return;
+    ifl__keep w = ifl__keep_window(t);
     for (size_t i = 0; i < t->nseg; i++)
-        ifl__evict_one(t, i);
+        ifl__evict_one(t, i, &w);
 }
 
 /* Parses every segment in [i, j) that needs it, then merges across unsound
@@ -1263,8 +1274,12 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
         }
         ifl__cut_state cs = ifl__cut_check(t, s, len, k);
         if (cs == IFL__CUT_OK || t->segs[k].len + t->segs[k + 1].len > IFL__SEG_MERGE_MAX) {
-            if (stream)
-                ifl__evict_one(t, k); /* a merge stepping back parses it again */
+            /* (Merges move the segments: the window is taken anew. A merge
+             * stepping back parses the segment again.) */
+            if (stream && t->keep_bytes != SIZE_MAX) {
+                ifl__keep w = ifl__keep_window(t);
+                ifl__evict_one(t, k, &w);
+            }
             k++;
             continue;
         }
@@ -1637,7 +1652,9 @@ char *ifl_tree_sexp(ifl_tree *t, const char *text, size_t len) {
     if (ifl_tree_update(t, text, len) != BASE_OK || t->nseg == 0)
         return NULL;
     for (size_t i = 0; i < t->nseg; i++) {
-        if (!t->segs[i].tree && ifl__seg_parse(t, text, i) != BASE_OK)
+        if (t->segs[i].tree)
+            continue;
+        if (ifl__seg_parse(t, text, i) != BASE_OK)
             return NULL;
         t->restored = true;
     }

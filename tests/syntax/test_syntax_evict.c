@@ -74,8 +74,8 @@ static void same_trees(ifl_tree *ev, ifl_tree *all, const base_buf *doc) {
 
 /* Span location and validation at cursors spread over the file, visited in
  * an order that jumps (each one far from the last focus). */
-static void reads_far_away(const char *lang, ifl_tree *ev, ifl_tree *all, const base_buf *doc,
-                           const size_t *cursors, size_t nc) {
+static void reads_far_away(ifl_tree *ev, ifl_tree *all, const base_buf *doc, const size_t *cursors,
+                           size_t nc) {
     static const char *cands[] = {"total = total + 1", "if (n) total++;", "return total", "x = (",
                                   "} }"};
     for (size_t i = 0; i < 40; i++) {
@@ -97,7 +97,6 @@ static void reads_far_away(const char *lang, ifl_tree *ev, ifl_tree *all, const 
         free(oa);
         free(ob);
     }
-    (void)lang;
     /* The reads parsed their segments again; the next update drops those
      * outside the window around the last one. */
     size_t nseg = ifl_tree_segment_count(ev);
@@ -148,7 +147,7 @@ static void lang_case(const char *lang) {
     CHECK_EQ_I(base_buf_append(&db, text, len), BASE_OK);
     same_trees(ev, all, &da);
     size_t full = ifl_tree_segment_count(ev);
-    reads_far_away(lang, ev, all, &da, cursors, nc);
+    reads_far_away(ev, all, &da, cursors, nc);
     edits_far_away(ev, all, &da, &db, cursors, nc, strcmp(lang, "python") == 0);
     CHECK(da.len == len && memcmp(da.data, text, len) == 0);
     CHECK_EQ_I(ifl_tree_update(ev, da.data, da.len), BASE_OK);
