@@ -6,8 +6,7 @@
  * Input: data[0] the seed document (small, or of several constructs), the
  * segment size of the edited tree (whole, every sound cut, default) and,
  * from its top three bits, whether only the focus's segment and its
- * neighbours keep their trees
- * (values 3-7: ifl_tree_set_keep_bytes 0);
+ * neighbours keep their trees (values 3-7: ifl_tree_set_keep_bytes 0);
  * data[1] the mode: mostly (data[1] % 8 != 7) the rest is an edit script
  * (syntax_script.h), whose undos and parse-keeping edits bring the text back
  * to error-free states, where the check can fail; else the rest is the old
