@@ -21,6 +21,15 @@
 set -e
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${INFILLD_TRAIN_CACHE:-/work/cache/train}
+# The run starts inside CACHE: make an --init folder given relative to the caller absolute.
+n=$#
+prev=
+for a in "$@"; do
+  [ "$prev" = "--init" ] && [ -d "$a" ] && a=$(cd "$a" && pwd)
+  set -- "$@" "$a"
+  prev=$a
+done
+shift "$n"
 cd "$CACHE"
 if [ ! -f tok/tokenizer.json ]; then
   mkdir -p tok
