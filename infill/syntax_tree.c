@@ -599,6 +599,49 @@ static size_t ifl__raw_directive(const char *s, size_t n, bool cont) {
     return n;
 }
 
+/* The `<...>` path of an `#include` line [s, s + n) (a comment closed on
+ * the line may come before it): tree-sitter-c reads it as one
+ * system_lib_string token, to the first '>' that no backslash precedes
+ * (else to the last '>'), in which "/" "*" opens no comment (fuzz finding
+ * 24: `#include <st/\*o.h>` hid a later `/\*` that opened a comment over the
+ * rest of the file from the lexer, which had closed the path's comment on
+ * it). Returns true with the token at [*pa, *pb); false when the line has no
+ * path closed on it (tree-sitter then reads the line with errors). */
+static bool ifl__include_path(const char *s, size_t n, size_t *pa, size_t *pb) {
+    size_t w = 0, i = 0;
+    if (!ifl__directive_word(s, n, &w, &i) || i - w != 7 || memcmp(s + w, "include", 7) != 0)
+        return false;
+    for (;;) {
+        while (i < n && ifl__blank(s[i]))
+            i++;
+        if (i + 1 >= n || s[i] != '/' || s[i + 1] != '*')
+            break;
+        size_t k = i + 2;
+        while (k + 1 < n && s[k] != '\n' && !(s[k] == '*' && s[k + 1] == '/'))
+            k++;
+        if (k + 1 >= n || s[k] != '*')
+            return false;
+        i = k + 2;
+    }
+    if (i >= n || s[i] != '<')
+        return false;
+    size_t last = 0;
+    for (size_t k = i + 1; k < n && s[k] != '\n'; k++) {
+        if (s[k] != '>')
+            continue;
+        if (s[k - 1] != '\\') {
+            last = k;
+            break;
+        }
+        last = k;
+    }
+    if (!last)
+        return false;
+    *pa = i;
+    *pb = last + 1;
+    return true;
+}
+
 static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
     if (!p->d)
         return;
@@ -632,7 +675,13 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
             size_t raw = directive && p->lx.st == IFL__LX_CODE && (!cont || p->draw)
                              ? ifl__raw_directive(s + a, b - a, cont)
                              : SIZE_MAX;
-            if (raw == SIZE_MAX) {
+            size_t pa = 0, pb = 0;
+            if (raw == SIZE_MAX && directive && !cont && p->lx.st == IFL__LX_CODE &&
+                ifl__include_path(s + a, b - a, &pa, &pb)) {
+                ifl__lex_run(p->d, &p->lx, s + a, pa);
+                p->lx.prev = s[a + pb - 1];
+                ifl__lex_run(p->d, &p->lx, s + a + pb, b - a - pb);
+            } else if (raw == SIZE_MAX) {
                 ifl__lex_run(p->d, &p->lx, s + a, b - a);
             } else if (raw < b - a) {
                 /* Only a block comment opened in the raw text counts. */

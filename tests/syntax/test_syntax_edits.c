@@ -600,6 +600,21 @@ static void quote_before_comment_in_directive(void) {
     replay_sizes("c", syntax_edits_multi[0].text, script, sizeof script);
 }
 
+/* fuzz_syntax_edits' finding 24: count.h with its `#include <stdio.h>`
+ * edited into `#include <st/\*o.h>` and a line `/\*\/` typed after the
+ * function. tree-sitter-c reads the path as one system_lib_string token, so
+ * that `/\*\/` opens a comment that runs on to the guard's last line; the
+ * line lexer opened a comment in the path and closed it on that line, and
+ * cut before `struct point`, inside the comment. Fails at every sound cut
+ * (with trees kept and with only the focus's) without the path read as a
+ * token. */
+static void comment_opener_in_include_path(void) {
+    static const uint8_t script[] = {0x08, 0x99, 0x33, 0x1a, 0x99, 0x98, 0x77, 0xbd, 0x68,
+                                     0x23, 0x62, 0xf7, 0x06, 0xfe, 0x3d, 0xa7, 0x63, 0x6d,
+                                     0x65, 0x6e, 0x74, 0x3b, 0xed, 0x0b, 0xde, 0x11};
+    replay_sizes("c", syntax_edits_multi[0].text, script, sizeof script);
+}
+
 /* Each text, parsed at every sound cut, reads as one tree does, and is
  * error-free. */
 static void same_at_every_cut(const char *lang, const char *const *texts, size_t n) {
@@ -740,6 +755,7 @@ int main(int argc, char **argv) {
     endif_in_macro_continuation();
     bracket_in_directive();
     quote_before_comment_in_directive();
+    comment_opener_in_include_path();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size, then
