@@ -577,18 +577,19 @@ static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
  * first "/" "*": that opens a block comment, string quotes or not (fuzz
  * finding 23: `#iot X'/\* a comment` ran on as a comment to a later `*\/`
  * where the line lexer had read a character literal). Conditions and
- * `#include` paths hold real literals. Returns the offset of the comment's
- * opening (n when there is none) for a raw line, SIZE_MAX otherwise; a
- * continuation (cont) is one of a raw directive. */
+ * `#include` paths hold real literals; `#include_next` and `#import` are
+ * unknown directives to tree-sitter-c and -cpp, read raw (a `"x/\*` after
+ * them opens a comment). Returns the offset of the comment's opening (n
+ * when there is none) for a raw line, SIZE_MAX otherwise; a continuation
+ * (cont) is one of a raw directive. */
 static size_t ifl__raw_directive(const char *s, size_t n, bool cont) {
     size_t i = 0;
     if (!cont) {
         size_t w = 0;
         if (!ifl__directive_word(s, n, &w, &i))
             return SIZE_MAX;
-        static const char *const lit[] = {"if",      "ifdef",    "ifndef",  "elif",
-                                          "elifdef", "elifndef", "include", "include_next",
-                                          "import",  "else",     "endif"};
+        static const char *const lit[] = {"if",       "ifdef",   "ifndef", "elif", "elifdef",
+                                          "elifndef", "include", "else",   "endif"};
         for (size_t k = 0; k < BASE_ARRAY_LEN(lit); k++)
             if (i - w == strlen(lit[k]) && memcmp(s + w, lit[k], i - w) == 0)
                 return SIZE_MAX;

@@ -661,6 +661,21 @@ static void c_conditional_after_code_on_line(void) {
     same_at_every_cut("c", texts, BASE_ARRAY_LEN(texts));
 }
 
+/* Found beside fuzz_syntax_edits' finding 24: tree-sitter-c and -cpp know
+ * `#include` only; `#include_next` and `#import` are unknown directives,
+ * whose argument is raw (a preproc_arg) and stops at a "/" "*" that opens a
+ * comment, quotes or not. The line lexer read a string there, which ended
+ * at the line end, and cut inside the comment. */
+static void include_next_and_import_raw(void) {
+    static const char *const texts[] = {
+        "#include_next \"x/* a\nint x;\n\nint y;\n*/\nint z;\n",
+        "#import \"x/* a\nint x;\n\nint y;\n*/\nint z;\n",
+        "#include <x/* a>\nint x;\n\nint y;\n/*/\nint z;\n*/\n",
+    };
+    same_at_every_cut("c", texts, BASE_ARRAY_LEN(texts));
+    same_at_every_cut("cpp", texts, BASE_ARRAY_LEN(texts));
+}
+
 /* The guard's lines were parsed as blanks: the #define is the first node
  * (else the #ifndef reads as a conditional, or an ERROR, around it). */
 static bool guard_blanked(const char *sexp) {
@@ -749,6 +764,7 @@ int main(int argc, char **argv) {
     js_template_span_reinserted();
     lua_string_call_on_next_line();
     c_conditional_after_code_on_line();
+    include_next_and_import_raw();
     guard_moved_without_hash();
     js_comment_after_asi_declaration();
     cr_before_directive();
