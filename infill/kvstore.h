@@ -62,9 +62,10 @@ base_status ifl_kv_plan_canvas(ifl_kvstore *s, const char *key, const int32_t *c
 const float *ifl_kv_rows(const ifl_kvstore *s, const char *key, int *n_rows);
 /* Where the document's context was cut for the kept canvas: bytes dropped
  * from the prefix's start and from the suffix's end, with the text right
- * after the one and before the other, so that the next request can keep the
- * same cut when the document around it did not change (a stable anchor:
- * typing and cursor moves then only add and drop rows inside the canvas). */
+ * after the one and before the other, so that the next request can hold an
+ * edge that its fresh cut would move outward where the document around it
+ * did not change (cursor moves then only add and drop rows inside the
+ * canvas; typing takes the fresh cut, which only drops rows). */
 typedef struct ifl_kv_anchor {
     size_t prefix_cut, suffix_cut;
     char head[48], tail[48];

@@ -496,51 +496,63 @@ static void ifl__kv_keep(ifl_model *m, const ifl_text_req *r, const ifl_text_res
         BASE_LOGW("ifl", "context K/V not kept (%s)", base_status_str(ks));
 }
 
-/* Keeps the document's last cut (bytes dropped from the prefix's start and
- * the suffix's end) when the text at both cuts is unchanged and the context
- * still fits: typing and small cursor moves then only add or drop rows
- * inside the canvas, which the kept K/V absorbs, instead of moving its
- * edges. Refused (a fresh cut) when the prefix or suffix would fall below
- * half of its share, which is what a jump does. */
-static bool ifl__anchored_cut(ifl_model *m, const ifl_text_req *r, int budget, int32_t **pre,
-                              int *n_pre, int32_t **suf, int *n_suf, ifl_text_res *out) {
+/* Holds the fresh cut inside the document's kept canvas: an edge the fresh
+ * cut would move outward (more context than the kept canvas has: the cursor
+ * moved up or down, text was deleted, the budget grew) stays where the kept
+ * canvas has it, while the text there is unchanged and the cursor is still
+ * well inside (each side at least half its share of the kept canvas; else a
+ * jump, which takes the fresh edge). An edge the fresh cut moves inward
+ * (typing) takes the fresh cut, which only drops rows. So typing cuts
+ * exactly as a request without the store does, the kept rows always cover
+ * the canvas up to its changes, and an idle prefill, which cuts afresh,
+ * grows a held canvas back. */
+static base_status ifl__hold_edges(ifl_model *m, const ifl_text_req *r, int budget, int32_t **pre,
+                                   int *n_pre, int32_t **suf, int *n_suf, ifl_text_res *out) {
     ifl_kv_anchor an;
     if (!ifl_kv_anchor_get(m->kv, r->kv_key, &an) || !r->prefix || !r->suffix)
-        return false;
-    size_t a = an.prefix_cut, c = an.suffix_cut;
-    if (a > r->prefix_len || c > r->suffix_len || (a > 0 && r->prefix[a - 1] != '\n'))
-        return false;
-    size_t hp = r->prefix_len - a, ts = r->suffix_len - c;
-    if ((size_t)an.n_head != BASE_MIN(hp, sizeof an.head) ||
-        memcmp(r->prefix + a, an.head, (size_t)an.n_head) != 0 ||
-        (size_t)an.n_tail != BASE_MIN(ts, sizeof an.tail) ||
-        memcmp(r->suffix + ts - (size_t)an.n_tail, an.tail, (size_t)an.n_tail) != 0)
-        return false;
-    int32_t *p = NULL, *s = NULL;
-    int np = 0, ns = 0;
-    if (ifl__tokenize(m->tok, r->prefix + a, hp, &p, &np) != BASE_OK ||
-        ifl__tokenize(m->tok, r->suffix, ts, &s, &ns) != BASE_OK) {
-        free(p);
-        free(s);
-        return false;
-    }
-    /* A jump: the prefix or suffix fell below half of its share of the
-     * kept canvas (not of this budget: a request allowed more context than
-     * the canvas holds keeps it, and the next prefill grows it). */
+        return BASE_OK;
+    /* The kept canvas's own shares, not the new budget's. */
     const int b0 = an.ctx_tokens > 0 ? BASE_MIN(an.ctx_tokens, budget) : budget;
     const int kp = b0 - b0 / 4, ks = b0 / 4;
-    if (np + ns > budget || (a > 0 && np < kp / 2) || (c > 0 && ns < ks / 2)) {
-        free(p);
-        free(s);
-        return false;
+    base_status st = BASE_OK;
+    size_t a = an.prefix_cut, c = an.suffix_cut;
+    if (a > out->prefix_cut && a <= r->prefix_len && r->prefix[a - 1] == '\n') {
+        size_t hp = r->prefix_len - a;
+        if ((size_t)an.n_head == BASE_MIN(hp, sizeof an.head) &&
+            memcmp(r->prefix + a, an.head, (size_t)an.n_head) == 0) {
+            int32_t *p = NULL;
+            int np = 0;
+            if ((st = ifl__tokenize(m->tok, r->prefix + a, hp, &p, &np)) != BASE_OK)
+                return st;
+            if (np >= kp / 2) {
+                free(*pre);
+                *pre = p;
+                *n_pre = np;
+                out->prefix_cut = a;
+            } else {
+                free(p);
+            }
+        }
     }
-    *pre = p;
-    *n_pre = np;
-    *suf = s;
-    *n_suf = ns;
-    out->prefix_cut = a;
-    out->suffix_cut = c;
-    return true;
+    if (c > out->suffix_cut && c <= r->suffix_len) {
+        size_t ts = r->suffix_len - c;
+        if ((size_t)an.n_tail == BASE_MIN(ts, sizeof an.tail) &&
+            memcmp(r->suffix + ts - (size_t)an.n_tail, an.tail, (size_t)an.n_tail) == 0) {
+            int32_t *q = NULL;
+            int nq = 0;
+            if ((st = ifl__tokenize(m->tok, r->suffix, ts, &q, &nq)) != BASE_OK)
+                return st;
+            if (nq >= ks / 2) {
+                free(*suf);
+                *suf = q;
+                *n_suf = nq;
+                out->suffix_cut = c;
+            } else {
+                free(q);
+            }
+        }
+    }
+    return BASE_OK;
 }
 
 /* Detokenizes ids, skipping ids the tokenizer has no text for (the embedding's
@@ -810,11 +822,6 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
             memcpy(suf, r->suffix_ids, sizeof(int32_t) * (size_t)ks);
         n_pre = kp;
         n_suf = ks;
-    } else if (kv_on && !r->prefill &&
-               ifl__anchored_cut(m, r, budget, &pre, &n_pre, &suf, &n_suf, out)) {
-        /* the last request's cut still fits: kept (a stable anchor). A
-         * prefill cuts its own context: its pass becomes the kept canvas,
-         * so a context a cold request had to cut small grows back. */
     } else {
         int np0 = 0, ns0 = 0;
         const ifl__yq yq = {m, r->prefill, cancel};
@@ -845,16 +852,16 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         ifl_budget_split(budget, np0, ns0, &kp, &ks);
         n_pre = np0;
         n_suf = ns0;
-        /* With kept K/V a cut leaves room for typing: the next requests keep
-         * this one's start (ifl__anchored_cut) until the prefix fills kp. */
-        if (kv_on && np0 > kp)
-            kp -= kp / 8;
         if (np0 > kp)
             st = ifl__cut_prefix(m->tok, r->prefix, r->prefix_len, kp, &pre, &n_pre,
                                  &out->prefix_cut, &yq);
         if (st == BASE_OK && ns0 > ks)
             st = ifl__cut_suffix(m->tok, r->suffix, r->suffix_len, ks, &suf, &n_suf,
                                  &out->suffix_cut, &yq);
+        /* A prefill cuts afresh: its pass becomes the kept canvas, so a
+         * context held small grows back. */
+        if (st == BASE_OK && kv_on && !r->prefill)
+            st = ifl__hold_edges(m, r, budget, &pre, &n_pre, &suf, &n_suf, out);
         if (st != BASE_OK)
             goto done;
     }

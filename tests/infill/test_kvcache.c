@@ -460,9 +460,10 @@ static size_t long_doc(char *doc, size_t cap) {
     return n;
 }
 
-/* A document larger than the context: the cut is kept while typing and
- * moving a line up or down (every row outside the window reused), and a
- * jump to the far start cuts afresh. */
+/* A document larger than the context: typing cuts exactly as a request
+ * without the store does; moving a line up or down holds each edge that the
+ * fresh cut would move outward where the kept canvas has it (every row
+ * outside the window reused); a jump to the far start cuts afresh. */
 static void test_anchor(void) {
     set_opts(4, 1000, 2.0, (size_t)64 << 20, (size_t)256 << 20);
     ifl_kv_clear(ifl_model_kv(M));
@@ -480,12 +481,13 @@ static void test_anchor(void) {
     const size_t at[6] = {line[60], line[60], line[60], line[61], line[59], line[2]};
     const char *typ[6] = {"", "    x", "    x = 1", "", "", ""};
     const char *want[6] = {"cold", "warm", "warm", "warm", "warm", NULL};
-    size_t cut0 = 0, scut0 = 0;
+    size_t cut0 = 0, pcut = 0, scut = 0;
     before b;
     for (int t = 0; t < 6; t++) {
         snprintf(typed, sizeof typed, "%s", typ[t]);
         snprintf(pre, sizeof pre, "%.*s%s", (int)at[t], doc, typed);
-        run_out o;
+        run_out o, fresh;
+        run(NULL, pre, doc + at[t], ENG_CACHE_CACHED, &fresh);
         run("long", pre, doc + at[t], ENG_CACHE_CACHED, &o);
         /* what the planner expects of the next warm step: this one's rows
          * outside the 8-token hole, or -1 after a cold run */
@@ -497,18 +499,32 @@ static void test_anchor(void) {
         if (t == 0) {
             CHECK(o.prefix_cut > 0);
             CHECK(o.suffix_cut > 0);
+            CHECK_EQ_U(o.prefix_cut, fresh.prefix_cut);
+            CHECK_EQ_U(o.suffix_cut, fresh.suffix_cut);
             cut0 = o.prefix_cut;
-            scut0 = o.suffix_cut;
         } else if (t < 5) {
             CHECK_STR(o.why, want[t]);
-            CHECK_EQ_U(o.prefix_cut, cut0);  /* the same first line */
-            CHECK_EQ_U(o.suffix_cut, scut0); /* the same last line */
+            if (t < 3) { /* typing: the fresh cut, so the same canvas as without the store */
+                CHECK_EQ_U(o.prefix_cut, fresh.prefix_cut);
+                CHECK_EQ_U(o.suffix_cut, fresh.suffix_cut);
+                CHECK_EQ_I(o.len, fresh.len);
+                CHECK(memcmp(o.canvas, fresh.canvas, sizeof(int32_t) * (size_t)o.len) == 0);
+            }
+            /* each edge where the fresh cut would widen the canvas is held */
+            CHECK_EQ_U(o.prefix_cut, BASE_MAX(fresh.prefix_cut, pcut));
+            CHECK_EQ_U(o.suffix_cut, BASE_MAX(fresh.suffix_cut, scut));
+            if (t == 3) /* a line down: the suffix's end would move out */
+                CHECK(o.suffix_cut > fresh.suffix_cut);
+            if (t == 4) /* two lines up: the prefix's start would move out */
+                CHECK(o.prefix_cut > fresh.prefix_cut);
             check_warm(&b, &o, 0x7fff);
             CHECK(o.reused >= o.len / 2);
         } else {
             CHECK(o.prefix_cut != cut0);
             CHECK(strcmp(o.why, "warm") != 0 || o.reused < o.len / 2);
         }
+        pcut = o.prefix_cut;
+        scut = o.suffix_cut;
         snap(&b, &o);
     }
     /* A later request allowed a larger context keeps the kept canvas's cut:
