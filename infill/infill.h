@@ -177,8 +177,8 @@ typedef struct ifl_text_req {
     eng_diff_params params;
     ifl_dg_infill dg_infill; /* DiffusionGemma only; pin mode: params.n_hole hole slots */
     /* Document key (LSP uri) under which the context K/V is kept for the
-     * next request (cached mode; NULL = none). The context cut then keeps
-     * the last request's start line while it fits (a stable anchor). */
+     * next request (cached mode; NULL = none). The context is cut as
+     * without it; only the rows recomputed differ. */
     const char *kv_key;
     /* Partial text after each step (masks shown as IFL_MASK_PLACEHOLDER). */
     void (*partial)(void *ud, const char *text, size_t len, int step, int steps);

@@ -467,20 +467,11 @@ static base_status ifl__cut_suffix(const eng_tokenizer *t, const char *s, size_t
 
 /* ---- one infill from text ------------------------------------------------------- */
 
-/* The cut's anchor: what follows the prefix cut and precedes the suffix cut. */
-static void ifl__anchor_of(const ifl_text_req *r, const ifl_text_res *out, ifl_kv_anchor *an) {
+/* The kept canvas's cut. */
+static void ifl__anchor_of(const ifl_text_res *out, ifl_kv_anchor *an) {
     memset(an, 0, sizeof *an);
     an->prefix_cut = out->prefix_cut;
     an->suffix_cut = out->suffix_cut;
-    an->ctx_tokens = out->n_prefix_tokens + out->n_suffix_tokens;
-    if (r->prefix_ids || r->suffix_ids)
-        return;
-    size_t hp = r->prefix_len - BASE_MIN(out->prefix_cut, r->prefix_len);
-    an->n_head = (int)BASE_MIN(hp, sizeof an->head);
-    memcpy(an->head, r->prefix + out->prefix_cut, (size_t)an->n_head);
-    size_t ts = r->suffix_len - BASE_MIN(out->suffix_cut, r->suffix_len);
-    an->n_tail = (int)BASE_MIN(ts, sizeof an->tail);
-    memcpy(an->tail, r->suffix + ts - (size_t)an->n_tail, (size_t)an->n_tail);
 }
 
 /* Keeps the canvas the ctx holds as key's context, with its anchor; pl is
@@ -489,70 +480,11 @@ static void ifl__anchor_of(const ifl_text_req *r, const ifl_text_res *out, ifl_k
 static void ifl__kv_keep(ifl_model *m, const ifl_text_req *r, const ifl_text_res *out, int len,
                          int hs, int n_hole, const ifl_kv_plan *pl) {
     ifl_kv_anchor an;
-    ifl__anchor_of(r, out, &an);
+    ifl__anchor_of(out, &an);
     an.window_extra = pl && pl->warm ? BASE_MAX(0, pl->reencoded - n_hole) : -1;
     base_status ks = ifl_kv_save(m->kv, r->kv_key, m->kv_canvas, len, hs, n_hole, pl, m->ctx, &an);
     if (ks != BASE_OK)
         BASE_LOGW("ifl", "context K/V not kept (%s)", base_status_str(ks));
-}
-
-/* Holds the fresh cut inside the document's kept canvas: an edge the fresh
- * cut would move outward (more context than the kept canvas has: the cursor
- * moved up or down, text was deleted, the budget grew) stays where the kept
- * canvas has it, while the text there is unchanged and the cursor is still
- * well inside (each side at least half its share of the kept canvas; else a
- * jump, which takes the fresh edge). An edge the fresh cut moves inward
- * (typing) takes the fresh cut, which only drops rows. So typing cuts
- * exactly as a request without the store does, the kept rows always cover
- * the canvas up to its changes, and an idle prefill, which cuts afresh,
- * grows a held canvas back. */
-static base_status ifl__hold_edges(ifl_model *m, const ifl_text_req *r, int budget, int32_t **pre,
-                                   int *n_pre, int32_t **suf, int *n_suf, ifl_text_res *out) {
-    ifl_kv_anchor an;
-    if (!ifl_kv_anchor_get(m->kv, r->kv_key, &an) || !r->prefix || !r->suffix)
-        return BASE_OK;
-    /* The kept canvas's own shares, not the new budget's. */
-    const int b0 = an.ctx_tokens > 0 ? BASE_MIN(an.ctx_tokens, budget) : budget;
-    const int kp = b0 - b0 / 4, ks = b0 / 4;
-    base_status st = BASE_OK;
-    size_t a = an.prefix_cut, c = an.suffix_cut;
-    if (a > out->prefix_cut && a <= r->prefix_len && r->prefix[a - 1] == '\n') {
-        size_t hp = r->prefix_len - a;
-        if ((size_t)an.n_head == BASE_MIN(hp, sizeof an.head) &&
-            memcmp(r->prefix + a, an.head, (size_t)an.n_head) == 0) {
-            int32_t *p = NULL;
-            int np = 0;
-            if ((st = ifl__tokenize(m->tok, r->prefix + a, hp, &p, &np)) != BASE_OK)
-                return st;
-            if (np >= kp / 2) {
-                free(*pre);
-                *pre = p;
-                *n_pre = np;
-                out->prefix_cut = a;
-            } else {
-                free(p);
-            }
-        }
-    }
-    if (c > out->suffix_cut && c <= r->suffix_len) {
-        size_t ts = r->suffix_len - c;
-        if ((size_t)an.n_tail == BASE_MIN(ts, sizeof an.tail) &&
-            memcmp(r->suffix + ts - (size_t)an.n_tail, an.tail, (size_t)an.n_tail) == 0) {
-            int32_t *q = NULL;
-            int nq = 0;
-            if ((st = ifl__tokenize(m->tok, r->suffix, ts, &q, &nq)) != BASE_OK)
-                return st;
-            if (nq >= ks / 2) {
-                free(*suf);
-                *suf = q;
-                *n_suf = nq;
-                out->suffix_cut = c;
-            } else {
-                free(q);
-            }
-        }
-    }
-    return BASE_OK;
 }
 
 /* Detokenizes ids, skipping ids the tokenizer has no text for (the embedding's
@@ -858,10 +790,10 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         if (st == BASE_OK && ns0 > ks)
             st = ifl__cut_suffix(m->tok, r->suffix, r->suffix_len, ks, &suf, &n_suf,
                                  &out->suffix_cut, &yq);
-        /* A prefill cuts afresh: its pass becomes the kept canvas, so a
-         * context held small grows back. */
-        if (st == BASE_OK && kv_on && !r->prefill)
-            st = ifl__hold_edges(m, r, budget, &pre, &n_pre, &suf, &n_suf, out);
+        /* The cut is the same with a kept context as without (contextCache
+         * changes which rows are recomputed, never the canvas): holding an
+         * old edge instead changed answers on a peaked checkpoint and saved
+         * no rows (docs/PERFORMANCE.md, 2026-12-07). */
         if (st != BASE_OK)
             goto done;
     }
