@@ -37,12 +37,16 @@ static const char DMN__EVAL_USAGE[] =
     "                    [--eos-penalty L] [--candidates C]\n"
     "                    [--no-validate] [--device auto|cpu|cuda] [--threads N]\n"
     "                    [--data DIR] [--heldout DIR] [--timeout SECONDS] [--python PATH]\n"
-    "                    [--items FILE] [--dgemma-infill prompt|pin]\n"
+    "                    [--items FILE] [--dgemma-infill prompt|pin] [--context-cache K]\n"
     "NAME: humaneval-single | humaneval-multi | humaneval-random-light | humaneval-random\n"
     "      | heldout-LANG (DIR/LANG.jsonl) | a .jsonl or .jsonl.gz file\n"
     "M:    a model folder | tiny (the embedded default) | baseline:copy\n"
     "      (default: tiny). Each model gives one row per set.\n"
-    "--items FILE writes one JSON line per task (answer, scores) for every row.\n";
+    "--items FILE writes one JSON line per task (answer, scores) for every row.\n"
+    "--context-cache K: the context K/V kept between requests, as the contextCache\n"
+    "      setting keeps it: each task is first requested as it stood K, K-1, ..., 1\n"
+    "      keystrokes earlier (the prefix's last characters not yet typed), and its\n"
+    "      scored request reuses what those kept.\n";
 
 typedef struct dmn__eval_cfg {
     const char *device;
@@ -50,11 +54,12 @@ typedef struct dmn__eval_cfg {
     size_t limit;
     ifl_doc_req base; /* sampler settings copied into every request */
     int time_budget_ms;
+    int context_cache; /* > 0: keystrokes typed before the scored request */
     ifl_sandbox_opts sbx;
 } dmn__eval_cfg;
 
 typedef struct dmn__item {
-    bool done, answered, exact, first, valid, eos, ran;
+    bool done, answered, exact, first, valid, eos, ran, kv_warm;
     int pass; /* -1: no tests */
     double sim, ms;
     int steps;
@@ -123,6 +128,44 @@ static ifl_model *dmn__eval_open(const dmn__eval_cfg *cfg, const char *dir) {
     return m;
 }
 
+/* The requests of the keystrokes before the scored one (--context-cache K):
+ * the same document with the prefix's last k characters not yet typed, for k
+ * = K..1, under the scored request's key, so that its context K/V is kept the
+ * way an editor's typing keeps it. Their answers are not scored. */
+static void dmn__eval_typing(const dmn__run *run, ifl_model *m, const ifl_doc_req *scored,
+                             const ifl_eval_task *t) {
+    /* Character starts in the prefix's tail, for k characters back. */
+    size_t back[64];
+    int nb = 0;
+    const int want = BASE_MIN(run->cfg->context_cache, (int)BASE_ARRAY_LEN(back));
+    for (size_t e = t->prefix_len; e > 0 && nb < want;) {
+        size_t b = e - 1;
+        while (b > 0 && ((unsigned char)t->prefix[b] & 0xC0) == 0x80)
+            b--;
+        back[nb++] = b;
+        e = b;
+    }
+    char *s = malloc(t->prefix_len + t->suffix_len + 1);
+    if (!s)
+        return;
+    for (int k = nb - 1; k >= 0; k--) {
+        const size_t pl = back[k];
+        memcpy(s, t->prefix, pl);
+        memcpy(s + pl, t->suffix, t->suffix_len);
+        s[pl + t->suffix_len] = 0;
+        ifl_doc_req r = *scored;
+        r.text = s;
+        r.len = pl + t->suffix_len;
+        r.cursor = r.sel_start = r.sel_end = pl;
+        if (run->cfg->time_budget_ms > 0)
+            r.deadline_ns = base_now_ns() + (uint64_t)run->cfg->time_budget_ms * 1000000u;
+        ifl_doc_res res;
+        if (ifl_complete_doc(m, &r, NULL, &res) == BASE_OK)
+            ifl_doc_res_free(&res);
+    }
+    free(s);
+}
+
 static void dmn__eval_task(dmn__run *run, ifl_model *m, unsigned slot, size_t i) {
     const ifl_eval_task *t = &run->set->tasks[i];
     dmn__item *it = &run->items[i];
@@ -144,6 +187,10 @@ static void dmn__eval_task(dmn__run *run, ifl_model *m, unsigned slot, size_t i)
     r.seed = b->seed;
     r.dg_infill = b->dg_infill;
     r.eos_penalty = b->eos_penalty;
+    if (m && run->cfg->context_cache > 0) {
+        r.doc_key = t->id;
+        dmn__eval_typing(run, m, &r, t);
+    }
     uint64_t t0 = base_now_ns();
     if (run->cfg->time_budget_ms > 0)
         r.deadline_ns = t0 + (uint64_t)run->cfg->time_budget_ms * 1000000u;
@@ -156,6 +203,7 @@ static void dmn__eval_task(dmn__run *run, ifl_model *m, unsigned slot, size_t i)
         return;
     }
     it->steps = res.raw.steps_run;
+    it->kv_warm = res.raw.kv_why && strncmp(res.raw.kv_why, "warm", 4) == 0;
     if (m) {
         const eng_model_info *info = ifl_model_info(m);
         /* DiffusionGemma's hole ends with a pad the pipeline appends (the hole
@@ -253,7 +301,7 @@ typedef struct dmn__row {
     const char *set, *model, *kind;
     char alg[32];
     dmn__eb eb;
-    size_t n, answered, exact, first, valid, eos, tested, passed, errors;
+    size_t n, answered, exact, first, valid, eos, tested, passed, errors, kv_warm;
     size_t timeouts, signals;
     double sim_sum, ms_sum;
     long steps_sum;
@@ -266,6 +314,7 @@ static void dmn__row_add(dmn__row *row, const dmn__item *it) {
     row->first += it->first;
     row->valid += it->valid;
     row->eos += it->eos;
+    row->kv_warm += it->kv_warm;
     row->sim_sum += it->sim;
     row->ms_sum += it->ms;
     row->steps_sum += it->steps;
@@ -373,6 +422,10 @@ static json_t *dmn__row_json(const dmn__row *r, const dmn__eval_cfg *cfg) {
     json_object_set_new(o, "eos_penalty",
                         cfg->base.eos_penalty >= 0 ? json_real(cfg->base.eos_penalty)
                                                    : json_null());
+    /* --context-cache K: keystrokes before each scored request, and how
+     * many scored requests reused the kept context ("warm") */
+    json_object_set_new(o, "context_cache", json_integer(model ? cfg->context_cache : 0));
+    json_object_set_new(o, "context_warm", json_integer(model ? (json_int_t)r->kv_warm : 0));
     json_object_set_new(o, "n", json_integer((json_int_t)r->n));
     json_object_set_new(o, "answered", json_real(dmn__pct(r->answered, r->n) / 100));
     json_object_set_new(o, "exact", json_real(dmn__pct(r->exact, r->n) / 100));
@@ -590,6 +643,8 @@ int dmn_cli_eval(int argc, char **argv) {
         else if (strcmp(k, "--candidates") == 0)
             ok = (cfg.base.candidates = atoi(v)) >= 1 &&
                  cfg.base.candidates <= ENG_DIFF_MAX_CANDIDATES;
+        else if (strcmp(k, "--context-cache") == 0)
+            ok = (cfg.context_cache = atoi(v)) >= 0 && cfg.context_cache <= 64;
         else if (strcmp(k, "--seed") == 0)
             cfg.base.seed = strtoull(v, NULL, 10);
         else if (strcmp(k, "--timeout") == 0) {

@@ -9,6 +9,9 @@ the committed held-out fixture, small holes so that the random model is quick:
     where the set has tests, EOS-ended only for models;
   - the copy baseline answers the fixture's first item exactly (1 of 3);
   - --jobs 2 gives the same answers and scores as --jobs 1;
+  - --context-cache 2 requests each task twice before scoring it: a task
+    longer than the re-encode window then reuses the kept context (its row
+    counts it warm), the fixture's short ones do not and answer as without;
   - a missing set and an unknown option fail with a message.
 Skipped (77) without the data, except under CI=true."""
 import json
@@ -82,6 +85,37 @@ with tempfile.TemporaryDirectory() as tmp:
     check(strip(items1) == strip(items2), "--jobs 2 answers as --jobs 1")
     keep = lambda rs: [{k: v for k, v in r.items() if k != "ms_per_task"} for r in rs]
     check(keep(rows) == keep(out2["rows"]), "--jobs 2 scores as --jobs 1")
+
+    # --context-cache: a long task (40 functions before the hole) and the fixture
+    long_task = {"id": "long/py/0", "lang": "python", "package": "long", "version": "0",
+                 "file": "b.py", "cursor": "in_line", "multiline": False,
+                 "prefix": "".join("def f%d(a, b):\n    c = a * %d + b\n    return c - %d\n\n"
+                                   % (i, i, i) for i in range(40)) + "def g(xs):\n    total = sum(",
+                 "middle": "x for x in xs", "suffix": ")\n    return total\n"}
+    long_set = os.path.join(tmp, "long.jsonl")
+    with open(long_set, "w") as f:
+        f.write(json.dumps(long_task) + "\n")
+
+    def cc_run(k, items):
+        cmd = [infilld, "eval", "--set", fixture, "--set", long_set, "--model", "tiny",
+               "--limit", "3", "--max-hole", "8", "--steps", "4", "--json", "--device", "cpu",
+               "--context-cache", str(k), "--items", items]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        check(p.returncode == 0, "--context-cache %d: exit %d %s" % (k, p.returncode, p.stderr))
+        with open(items) as f:
+            return json.loads(p.stdout)["rows"], [json.loads(l) for l in f]
+
+    rows0, its0 = cc_run(0, os.path.join(tmp, "c0.jsonl"))
+    rows2, its2 = cc_run(2, os.path.join(tmp, "c2.jsonl"))
+    check([r["context_cache"] for r in rows0 + rows2] == [0, 0, 2, 2], "context_cache in the rows")
+    check([r["context_warm"] for r in rows0] == [0, 0], "no kept context without the option")
+    check([r["context_warm"] for r in rows2] == [0, 1],
+          "the long task warm, the short ones not: %s" % [r["context_warm"] for r in rows2])
+    check([i["answer"] for i in its0[:3]] == [i["answer"] for i in its2[:3]],
+          "short tasks (full forwards) answer as without the option")
+    p = subprocess.run([infilld, "eval", "--set", "x", "--context-cache", "65"],
+                       capture_output=True, text=True)
+    check(p.returncode == 2, "--context-cache above 64 refused")
 
     p = subprocess.run([infilld, "eval", "--set", os.path.join(tmp, "none.jsonl"),
                         "--model", "baseline:copy"], capture_output=True, text=True)
