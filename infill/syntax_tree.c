@@ -867,13 +867,43 @@ static const char *ifl__parse_text(const ifl_tree *t, const char *s, size_t a, s
     return c;
 }
 
+/* tree-sitter-bash lexes the token after a backslash by the parse state it
+ * is in, and an incremental reparse can reach that token in another state
+ * than a fresh parse: it shifts a subtree of the old tree that ends right
+ * before the backslash, where a fresh parse shifts that subtree's last
+ * token and reduces only once it has lexed the next one. Fuzz finding 25:
+ * `x42={\` (a backslash, a line break) `  y=2`, reparsed after `42` was
+ * typed. The reused value `{` left the parser where the backslash and the
+ * line break are a line continuation and `y=2` a second assignment, whose
+ * command then ran on to the next line's word; a fresh parse lexes after
+ * the `{` token, where the backslash starts the word `y=2`, the command's
+ * name, and the line ends the command. Plain ts_tree_edit +
+ * ts_parser_parse on one tree does the same, even after an edit that
+ * changes no byte. Random texts and edits found it after any byte but a
+ * blank: after a newline too, which a fresh parse may lex as one token with
+ * a continuation after it; never where each backslash starts the text or
+ * follows a space or tab (the token before it ended at the blank in both
+ * parses). Such text up to IFL__FRESH_MAX bytes is parsed afresh; a larger
+ * script keeps its incremental tree. */
+bool ifl__fresh_only(const ifl_tree *t, const char *s, size_t n) {
+    if (n > IFL__FRESH_MAX || strcmp(t->lang, "bash") != 0)
+        return false;
+    for (const char *p = s, *e = s + n; (p = memchr(p, '\\', (size_t)(e - p))) != NULL; p++)
+        if (p > s && p[-1] != ' ' && p[-1] != '\t')
+            return true;
+    return false;
+}
+
 /* Parses segment i (incrementally from its tree when it has one). */
 static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     ifl__seg *g = &t->segs[i];
     char *copy = NULL;
     const char *text = ifl__parse_text(t, s, g->start, g->len, &copy);
     base_status st = BASE_ERR_NOMEM;
-    TSTree *nt = text ? ifl__parse(t, g->tree, text, (uint32_t)g->len, &st) : NULL;
+    const TSTree *old = g->tree;
+    if (old && text && ifl__fresh_only(t, text, g->len))
+        old = NULL;
+    TSTree *nt = text ? ifl__parse(t, old, text, (uint32_t)g->len, &st) : NULL;
     /* tree-sitter's incremental reparse can keep errors that a fresh parse
      * of the same text does not have; tree-sitter#1444 and #4001 report
      * this class of bug, and plain ts_tree_edit + ts_parser_parse on one
@@ -889,7 +919,7 @@ static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
      * IFL__FRESH_MAX bytes (a larger one keeps its incremental tree), and
      * only after edits that leave an error, where the reparse is cheap
      * beside the fresh parse (docs/perf/syntax.md). */
-    if (nt && g->tree && g->len <= IFL__FRESH_MAX && ts_node_has_error(ts_tree_root_node(nt))) {
+    if (nt && old && g->len <= IFL__FRESH_MAX && ts_node_has_error(ts_tree_root_node(nt))) {
         base_status fst = BASE_OK;
         TSTree *fresh = ifl__parse(t, NULL, text, (uint32_t)g->len, &fst);
         if (fresh) {

@@ -615,6 +615,61 @@ static void comment_opener_in_include_path(void) {
     replay_sizes("c", syntax_edits_multi[0].text, script, sizeof script);
 }
 
+/* fuzz_syntax_edits' finding 25: the bash seed's `x=1 \\` edited into
+ * `x={\\`, then into `x42={\\` (a line break and `  y=2` after the
+ * backslash). tree-sitter-bash's incremental reparse reused the value `{`
+ * and lexed the backslash after it in another parse state than a fresh
+ * parse does: as a line continuation and a second assignment `y=2`, where
+ * a fresh parse reads the word `y=2`, the command's name. Plain tree-sitter
+ * does the same, even after an edit that changes no byte, so the edits
+ * below are also such edits, on texts random search found: a backslash
+ * after a token, in a command substitution inside a string (quotes do not
+ * protect) and after a newline. Each fails without the fresh parse. */
+static void bash_backslash_after_token(void) {
+    static const uint8_t script[] = {0x00, 0x5a, 0x00, 0x0a, 0x7b, 0x02, 0x00,
+                                     0x59, 0x00, 0x10, 0x34, 0x32, 0x02};
+    replay_seed(syntax_edits_multi, syntax_edits_nmulti, "bash", script, sizeof script);
+    static const struct {
+        const char *text;
+        size_t at;
+        const char *ins;
+    } edits[] = {
+        {"x={\\\n  y=2\nn\n", 1, "42"},           /* the finding's */
+        {"x={\\\n  y=2\nn\n", 0, ""},             /* no byte changed */
+        {"echo \"$(a={\\\n  y=2)\"\nn\n", 9, ""}, /* in a string */
+        {"$y\\$ $x}[", 9, ""},                    /* after a word */
+        {"x2=$y\n\\\nay= a\n=", 12, ""},          /* after a newline */
+    };
+    for (size_t k = 0; k < BASE_ARRAY_LEN(edits); k++) {
+        base_status st = BASE_OK;
+        ifl_tree *t = ifl_tree_new("bash", &st), *ref = NULL;
+        base_buf doc;
+        base_buf_init(&doc);
+        CHECK(t != NULL);
+        CHECK_EQ_I(base_buf_append(&doc, edits[k].text, strlen(edits[k].text)), BASE_OK);
+        CHECK_EQ_I(ifl_tree_update(t, doc.data, doc.len), BASE_OK);
+        CHECK_EQ_I(syntax_edits_apply(t, &doc, edits[k].at, 0, edits[k].ins, strlen(edits[k].ins)),
+                   BASE_OK);
+        size_t mismatches = 0;
+        bool clean = false;
+        CHECK_EQ_I(syntax_edits_compare("bash", t, &ref, &doc, true, "backslash after a token",
+                                        &mismatches, &clean),
+                   BASE_OK);
+        CHECK(clean);
+        if (mismatches)
+            fprintf(stderr, "bash_backslash_after_token: edit %zu\n", k);
+        CHECK_EQ_U(mismatches, 0);
+        ifl_tree_free(ref);
+        ifl_tree_free(t);
+        base_buf_deinit(&doc);
+    }
+    /* Validation parses the candidate from the tree too: here its reparse
+     * had an ERROR at the end that a fresh parse has not, and the candidate
+     * was rejected. */
+    const char *text = "xx=2\n2\n\\\n \n";
+    CHECK_EQ_I(ifl_syntax_validate_text("bash", text, strlen(text), 1, 1, "2", 1), BASE_OK);
+}
+
 /* Each text, parsed at every sound cut, reads as one tree does, and is
  * error-free. */
 static void same_at_every_cut(const char *lang, const char *const *texts, size_t n) {
@@ -772,6 +827,7 @@ int main(int argc, char **argv) {
     bracket_in_directive();
     quote_before_comment_in_directive();
     comment_opener_in_include_path();
+    bash_backslash_after_token();
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
      * most cuts an edit can move or break), then the default size, then
