@@ -178,7 +178,9 @@ typedef struct ifl_text_req {
     ifl_dg_infill dg_infill; /* DiffusionGemma only; pin mode: params.n_hole hole slots */
     /* Document key (LSP uri) under which the context K/V is kept for the
      * next request (cached mode; NULL = none). The context is cut as
-     * without it; only the rows recomputed differ. */
+     * without it (only the rows recomputed differ), unless that cut could
+     * not be reused and a full forward would pass the deadline: then the
+     * kept canvas's edges are held where the text there is unchanged. */
     const char *kv_key;
     /* Partial text after each step (masks shown as IFL_MASK_PLACEHOLDER). */
     void (*partial)(void *ud, const char *text, size_t len, int step, int steps);

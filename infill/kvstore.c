@@ -311,6 +311,17 @@ base_status ifl_kv_plan_canvas(ifl_kvstore *s, const char *key, const int32_t *c
     return BASE_OK;
 }
 
+void ifl_kv_plan_discard(ifl_kvstore *s, const ifl_kv_plan *pl) {
+    if (!pl->why || strcmp(pl->why, "off") == 0)
+        return;
+    if (pl->warm)
+        s->st.warm--;
+    else if (strcmp(pl->why, "stale") == 0)
+        s->st.refreshes--;
+    else
+        s->st.cold--;
+}
+
 static void ifl__kv_evict(ifl_kvstore *s, int keep) {
     const size_t cap = s->o.total_bytes;
     while (s->st.bytes > cap && s->n_docs > 1) {

@@ -60,17 +60,27 @@ base_status ifl_kv_plan_canvas(ifl_kvstore *s, const char *key, const int32_t *c
                                int hs, int n_hole, bool may_refresh, ifl_kv_plan *pl);
 /* The saved rows of key's canvas (what pl->src indexes), or NULL. */
 const float *ifl_kv_rows(const ifl_kvstore *s, const char *key, int *n_rows);
-/* Where the document's context was cut for the kept canvas (bytes dropped
- * from the prefix's start and from the suffix's end), and what the planner
- * reads of the last run. */
+/* Where the document's context was cut for the kept canvas: bytes dropped
+ * from the prefix's start and from the suffix's end, with the text right
+ * after the one and before the other, so that a request whose own cut the
+ * store cannot reuse in time can hold the kept edges where the document
+ * around them did not change; and what the planner reads of the last run. */
 typedef struct ifl_kv_anchor {
     size_t prefix_cut, suffix_cut;
+    char head[48], tail[48];
+    int n_head, n_tail;
     /* Rows outside the hole that the kept canvas's first step re-encoded
      * when it was warm (margins and the edit), -1 when it was cold: what
      * the planner expects the next warm step to cost while the user types. */
     int window_extra;
+    /* Prefix + suffix tokens of the kept canvas: its own shares decide
+     * whether the cursor left it (a larger budget alone does not). */
+    int ctx_tokens;
 } ifl_kv_anchor;
 bool ifl_kv_anchor_get(const ifl_kvstore *s, const char *key, ifl_kv_anchor *a);
+/* Takes back the statistics of a plan the caller discards (it cut the
+ * canvas again and plans that one). */
+void ifl_kv_plan_discard(ifl_kvstore *s, const ifl_kv_plan *pl);
 /* Keeps canvas with the K/V ctx holds after a run planned as pl (rows of
  * ctx's sequence 0). Over the document budget: nothing is kept. Evicts
  * other documents past the global budget. */

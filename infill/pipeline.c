@@ -467,11 +467,20 @@ static base_status ifl__cut_suffix(const eng_tokenizer *t, const char *s, size_t
 
 /* ---- one infill from text ------------------------------------------------------- */
 
-/* The kept canvas's cut. */
-static void ifl__anchor_of(const ifl_text_res *out, ifl_kv_anchor *an) {
+/* The cut's anchor: what follows the prefix cut and precedes the suffix cut. */
+static void ifl__anchor_of(const ifl_text_req *r, const ifl_text_res *out, ifl_kv_anchor *an) {
     memset(an, 0, sizeof *an);
     an->prefix_cut = out->prefix_cut;
     an->suffix_cut = out->suffix_cut;
+    an->ctx_tokens = out->n_prefix_tokens + out->n_suffix_tokens;
+    if (r->prefix_ids || r->suffix_ids)
+        return;
+    size_t hp = r->prefix_len - BASE_MIN(out->prefix_cut, r->prefix_len);
+    an->n_head = (int)BASE_MIN(hp, sizeof an->head);
+    memcpy(an->head, r->prefix + out->prefix_cut, (size_t)an->n_head);
+    size_t ts = r->suffix_len - BASE_MIN(out->suffix_cut, r->suffix_len);
+    an->n_tail = (int)BASE_MIN(ts, sizeof an->tail);
+    memcpy(an->tail, r->suffix + ts - (size_t)an->n_tail, (size_t)an->n_tail);
 }
 
 /* Keeps the canvas the ctx holds as key's context, with its anchor; pl is
@@ -480,11 +489,74 @@ static void ifl__anchor_of(const ifl_text_res *out, ifl_kv_anchor *an) {
 static void ifl__kv_keep(ifl_model *m, const ifl_text_req *r, const ifl_text_res *out, int len,
                          int hs, int n_hole, const ifl_kv_plan *pl) {
     ifl_kv_anchor an;
-    ifl__anchor_of(out, &an);
+    ifl__anchor_of(r, out, &an);
     an.window_extra = pl && pl->warm ? BASE_MAX(0, pl->reencoded - n_hole) : -1;
     base_status ks = ifl_kv_save(m->kv, r->kv_key, m->kv_canvas, len, hs, n_hole, pl, m->ctx, &an);
     if (ks != BASE_OK)
         BASE_LOGW("ifl", "context K/V not kept (%s)", base_status_str(ks));
+}
+
+/* The fallback of a request whose fresh cut the store cannot reuse (a jump,
+ * or a window over half the canvas) and whose full forward would pass the
+ * deadline: holds the cut inside the document's kept canvas. An edge the
+ * fresh cut would move outward (the cursor moved up or down, text was
+ * deleted, the planner allowed more context) stays where the kept canvas
+ * has it, while the text there is unchanged and the cursor is still well
+ * inside (each side at least half its share of the kept canvas); an edge
+ * the fresh cut moves inward keeps the fresh cut. The answer then comes
+ * from a little less context than the plan allowed, instead of none or a
+ * late one; *held says whether an edge moved. */
+static base_status ifl__hold_edges(ifl_model *m, const ifl_text_req *r, int budget, int32_t **pre,
+                                   int *n_pre, int32_t **suf, int *n_suf, ifl_text_res *out,
+                                   bool *held) {
+    ifl_kv_anchor an;
+    *held = false;
+    if (!ifl_kv_anchor_get(m->kv, r->kv_key, &an) || !r->prefix || !r->suffix)
+        return BASE_OK;
+    /* The kept canvas's own shares, not the new budget's. */
+    const int b0 = an.ctx_tokens > 0 ? BASE_MIN(an.ctx_tokens, budget) : budget;
+    const int kp = b0 - b0 / 4, ks = b0 / 4;
+    base_status st = BASE_OK;
+    size_t a = an.prefix_cut, c = an.suffix_cut;
+    if (a > out->prefix_cut && a <= r->prefix_len && r->prefix[a - 1] == '\n') {
+        size_t hp = r->prefix_len - a;
+        if ((size_t)an.n_head == BASE_MIN(hp, sizeof an.head) &&
+            memcmp(r->prefix + a, an.head, (size_t)an.n_head) == 0) {
+            int32_t *p = NULL;
+            int np = 0;
+            if ((st = ifl__tokenize(m->tok, r->prefix + a, hp, &p, &np)) != BASE_OK)
+                return st;
+            if (np >= kp / 2) {
+                free(*pre);
+                *pre = p;
+                *n_pre = np;
+                out->prefix_cut = a;
+                *held = true;
+            } else {
+                free(p);
+            }
+        }
+    }
+    if (c > out->suffix_cut && c <= r->suffix_len) {
+        size_t ts = r->suffix_len - c;
+        if ((size_t)an.n_tail == BASE_MIN(ts, sizeof an.tail) &&
+            memcmp(r->suffix + ts - (size_t)an.n_tail, an.tail, (size_t)an.n_tail) == 0) {
+            int32_t *q = NULL;
+            int nq = 0;
+            if ((st = ifl__tokenize(m->tok, r->suffix, ts, &q, &nq)) != BASE_OK)
+                return st;
+            if (nq >= ks / 2) {
+                free(*suf);
+                *suf = q;
+                *n_suf = nq;
+                out->suffix_cut = c;
+                *held = true;
+            } else {
+                free(q);
+            }
+        }
+    }
+    return BASE_OK;
 }
 
 /* Detokenizes ids, skipping ids the tokenizer has no text for (the embedding's
@@ -790,10 +862,9 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         if (st == BASE_OK && ns0 > ks)
             st = ifl__cut_suffix(m->tok, r->suffix, r->suffix_len, ks, &suf, &n_suf,
                                  &out->suffix_cut, &yq);
-        /* The cut is the same with a kept context as without (contextCache
-         * changes which rows are recomputed, never the canvas): holding an
-         * old edge instead changed answers on a peaked checkpoint and saved
-         * no rows (docs/PERFORMANCE.md, 2026-12-07). */
+        /* The cut is the same with a kept context as without: contextCache
+         * changes which rows are recomputed, not the canvas, except where
+         * the store cannot reuse this cut in time (ifl__hold_edges, below). */
         if (st != BASE_OK)
             goto done;
     }
@@ -846,9 +917,10 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
      * store matched and re-encode one window (kvstore.h). */
     ifl_kv_plan kvp;
     int kv_len = 0, kv_hs = 0;
-    bool kv_use = false, full_fits = true;
+    bool kv_use = false, full_fits = true, held = false;
     /* A prefill leaves the store alone: the request that follows plans it. */
     if (kv_on && !r->prefill) {
+    plan:
         kv_len = eng_diff_layout(&m->info, &prompt, p.n_hole, m->kv_canvas, m->max_len, &kv_hs);
         /* Whether a full forward of this canvas fits what is left of the
          * budget: if not, stale rows are reused once more, and a canvas the
@@ -862,6 +934,24 @@ base_status ifl_infill_text(ifl_model *m, const ifl_text_req *r, const volatile 
         if (kv_len > 0 && ifl_kv_plan_canvas(m->kv, r->kv_key, m->kv_canvas, kv_len, kv_hs,
                                              p.n_hole, full_fits, &kvp) == BASE_OK) {
             kv_use = true;
+            if (!kvp.warm && !full_fits && !held && kvp.why &&
+                (strcmp(kvp.why, "jump") == 0 || strcmp(kvp.why, "window") == 0)) {
+                /* The fresh cut would be refused below: try the kept
+                 * canvas's edges (a canvas as the store has it, so the
+                 * refusal stays for a real jump). */
+                bool moved = false;
+                st = ifl__hold_edges(m, r, budget, &pre, &n_pre, &suf, &n_suf, out, &moved);
+                if (st != BASE_OK)
+                    goto ran;
+                held = true;
+                if (moved) {
+                    ifl_kv_plan_discard(m->kv, &kvp);
+                    prompt = (eng_diff_prompt){pre, n_pre, suf, n_suf};
+                    out->n_prefix_tokens = n_pre;
+                    out->n_suffix_tokens = n_suf;
+                    goto plan;
+                }
+            }
             if (kvp.warm && ifl_pf_covers(&m->pf, m->ctx_gen, m->kv_canvas, kv_len, p.candidates)) {
                 /* A prefill computed this canvas's full forward: exact and
                  * free, better than the kept rows' approximation. */

@@ -535,6 +535,59 @@ static void test_anchor(void) {
     CTX_BUDGET = 0;
 }
 
+/* With a deadline a full forward would pass, a move two lines up, whose
+ * fresh cut the store cannot reuse (the one window would run from the
+ * canvas's new start to the hole, over half of it), holds the kept canvas's
+ * prefix edge instead of answering nothing: a warm step on the kept rows.
+ * The statistics count that plan only. When the full forward fits, the
+ * fresh cut runs, as without the store. */
+static void test_hold_late(void) {
+    static char doc[16384];
+    size_t n = long_doc(doc, sizeof doc);
+    size_t line[121];
+    line[0] = 0;
+    for (int i = 0, k = 1; i < (int)n; i++)
+        if (doc[i] == '\n')
+            line[k++] = (size_t)i + 1;
+    CTX_BUDGET = 160;
+    char pre60[16384], pre58[16384];
+    snprintf(pre60, sizeof pre60, "%.*s", (int)line[60], doc);
+    snprintf(pre58, sizeof pre58, "%.*s", (int)line[58], doc);
+    for (int slow = 1; slow >= 0; slow--) {
+        set_opts(4, 1000, 2.0, (size_t)64 << 20, (size_t)256 << 20);
+        ifl_kv_opts ko = *ifl_kv_get_opts(ifl_model_kv(M));
+        ko.max_window = 0.5;
+        ifl_kv_set_opts(ifl_model_kv(M), &ko);
+        ifl_kv_clear(ifl_model_kv(M));
+        run_out o0, fresh;
+        run("hl", pre60, doc + line[60], ENG_CACHE_CACHED, &o0);
+        CHECK(o0.prefix_cut > 0);
+        run(NULL, pre58, doc + line[58], ENG_CACHE_CACHED, &fresh);
+        CHECK(fresh.prefix_cut < o0.prefix_cut);
+        ifl_kv_stats s0, s1;
+        ifl_kv_get_stats(ifl_model_kv(M), &s0);
+        ifl_text_res res;
+        CHECK_EQ_I(run_deadline("hl", pre58, doc + line[58], slow ? 1000.0 : 1e-6, &res), BASE_OK);
+        ifl_kv_get_stats(ifl_model_kv(M), &s1);
+        CHECK(!res.kv_refused);
+        CHECK(res.n_cand > 0 && res.steps_run > 0);
+        if (slow) {
+            CHECK_STR(res.kv_why, "warm");
+            CHECK_EQ_U(res.prefix_cut, o0.prefix_cut); /* held */
+            CHECK(res.kv_reused > 0);
+            CHECK(s1.warm == s0.warm + 1 && s1.cold == s0.cold);
+        } else {
+            CHECK_STR(res.kv_why, "window");
+            CHECK_EQ_U(res.prefix_cut, fresh.prefix_cut);
+            CHECK_EQ_U(res.suffix_cut, fresh.suffix_cut);
+            CHECK(s1.warm == s0.warm && s1.cold == s0.cold + 1);
+        }
+        ifl_text_res_free(&res);
+    }
+    CTX_BUDGET = 0;
+    ifl_kv_clear(ifl_model_kv(M));
+}
+
 /* An idle prefill cuts its own (larger) context, and its pass becomes the
  * kept canvas and anchor, so the request after it with that context takes
  * the prefilled step. */
@@ -633,6 +686,7 @@ int main(void) {
     test_edits(crp, crs, "static int z = 3;\r\n\r\n",
                "// \xce\xb1\xce\xb2\xce\xb3 \xe2\x82\xac\r\n");
     test_anchor();
+    test_hold_late();
     test_refresh_exact();
     test_unchanged_warm();
     test_stale_budget();
