@@ -380,7 +380,7 @@ test('infilld doctor reports the model it would use and the backend', { skip: !H
   // K/V bytes per token: 2 (K and V) x layers x kv heads x head dim x 4.
   assert.match(out, /^context K\/V: \d+ bytes per token \(F32\), [\d.]+ MiB for \d+ tokens$/m);
   // The store of contexts kept between requests (setting contextCache).
-  assert.match(out, /^context K\/V kept between requests \(contextCache off\): budgets 64 MiB per document, 256 MiB in all: \d+ documents with full contexts$/m);
+  assert.match(out, /^context K\/V kept between requests \(contextCache on\): budgets 64 MiB per document, 256 MiB in all: \d+ documents with full contexts$/m);
   // The kernels chosen at run time, and the CUDA devices or why none is usable.
   assert.match(out, /^cpu: (AVX-512|AVX2\+FMA|portable) kernels(, BF16 matmuls on AMX)?$/m);
   // AMX is named exactly where the CPU reports it (Linux grants the tile
