@@ -496,6 +496,27 @@ static void ifl__kv_keep(ifl_model *m, const ifl_text_req *r, const ifl_text_res
         BASE_LOGW("ifl", "context K/V not kept (%s)", base_status_str(ks));
 }
 
+/* One side of a held cut: its tokens become text's, cut at byte `at`, when
+ * they keep at least `need` (else the fresh cut's stay). */
+static base_status ifl__hold_side(ifl_model *m, const char *text, size_t len, int need, size_t at,
+                                  int32_t **ids, int *n, size_t *cut, bool *held) {
+    int32_t *t = NULL;
+    int nt = 0;
+    base_status st = ifl__tokenize(m->tok, text, len, &t, &nt);
+    if (st != BASE_OK)
+        return st;
+    if (nt < need) {
+        free(t);
+        return BASE_OK;
+    }
+    free(*ids);
+    *ids = t;
+    *n = nt;
+    *cut = at;
+    *held = true;
+    return BASE_OK;
+}
+
 /* The fallback of a request whose fresh cut the store cannot reuse (a jump,
  * or a window over half the canvas) and whose full forward would pass the
  * deadline: holds the cut inside the document's kept canvas. An edge the
@@ -522,38 +543,19 @@ static base_status ifl__hold_edges(ifl_model *m, const ifl_text_req *r, int budg
         size_t hp = r->prefix_len - a;
         if ((size_t)an.n_head == BASE_MIN(hp, sizeof an.head) &&
             memcmp(r->prefix + a, an.head, (size_t)an.n_head) == 0) {
-            int32_t *p = NULL;
-            int np = 0;
-            if ((st = ifl__tokenize(m->tok, r->prefix + a, hp, &p, &np)) != BASE_OK)
+            st =
+                ifl__hold_side(m, r->prefix + a, hp, kp / 2, a, pre, n_pre, &out->prefix_cut, held);
+            if (st != BASE_OK)
                 return st;
-            if (np >= kp / 2) {
-                free(*pre);
-                *pre = p;
-                *n_pre = np;
-                out->prefix_cut = a;
-                *held = true;
-            } else {
-                free(p);
-            }
         }
     }
     if (c > out->suffix_cut && c <= r->suffix_len) {
         size_t ts = r->suffix_len - c;
         if ((size_t)an.n_tail == BASE_MIN(ts, sizeof an.tail) &&
             memcmp(r->suffix + ts - (size_t)an.n_tail, an.tail, (size_t)an.n_tail) == 0) {
-            int32_t *q = NULL;
-            int nq = 0;
-            if ((st = ifl__tokenize(m->tok, r->suffix, ts, &q, &nq)) != BASE_OK)
+            st = ifl__hold_side(m, r->suffix, ts, ks / 2, c, suf, n_suf, &out->suffix_cut, held);
+            if (st != BASE_OK)
                 return st;
-            if (nq >= ks / 2) {
-                free(*suf);
-                *suf = q;
-                *n_suf = nq;
-                out->suffix_cut = c;
-                *held = true;
-            } else {
-                free(q);
-            }
         }
     }
     return BASE_OK;
