@@ -452,12 +452,17 @@ static void test_refuse_cold(void) {
     ifl_kv_clear(ifl_model_kv(M));
 }
 
-/* A 120-line document, larger than the tests' 160-token context. */
-static size_t long_doc(char *doc, size_t cap) {
+enum { LONG_LINES = 120 };
+
+/* A 120-line document, larger than the tests' 160-token context; line[i]
+ * is where its line i starts (line[120]: its end). */
+static void long_doc(char *doc, size_t cap, size_t line[LONG_LINES + 1]) {
     size_t n = 0;
-    for (int i = 0; i < 120; i++)
+    for (int i = 0; i < LONG_LINES; i++) {
+        line[i] = n;
         n += (size_t)snprintf(doc + n, cap - n, "    total += values[%d] * %d;\n", i, i % 7);
-    return n;
+    }
+    line[LONG_LINES] = n;
 }
 
 /* A document larger than the context: typing, moving a line up or down and
@@ -468,15 +473,11 @@ static void test_anchor(void) {
     set_opts(4, 1000, 2.0, (size_t)64 << 20, (size_t)256 << 20);
     ifl_kv_clear(ifl_model_kv(M));
     static char doc[16384];
-    size_t n = long_doc(doc, sizeof doc);
+    size_t line[LONG_LINES + 1];
+    long_doc(doc, sizeof doc, line);
     CTX_BUDGET = 160;
     /* the cursor at the start of line 60, then typing, then a line down
      * and two up */
-    size_t line[121];
-    line[0] = 0;
-    for (int i = 0, k = 1; i < (int)n; i++)
-        if (doc[i] == '\n')
-            line[k++] = (size_t)i + 1;
     char pre[16384], typed[64] = "";
     const size_t at[6] = {line[60], line[60], line[60], line[61], line[59], line[2]};
     const char *typ[6] = {"", "    x", "    x = 1", "", "", ""};
@@ -543,12 +544,8 @@ static void test_anchor(void) {
  * fresh cut runs, as without the store. */
 static void test_hold_late(void) {
     static char doc[16384];
-    size_t n = long_doc(doc, sizeof doc);
-    size_t line[121];
-    line[0] = 0;
-    for (int i = 0, k = 1; i < (int)n; i++)
-        if (doc[i] == '\n')
-            line[k++] = (size_t)i + 1;
+    size_t line[LONG_LINES + 1];
+    long_doc(doc, sizeof doc, line);
     CTX_BUDGET = 160;
     char pre60[16384], pre58[16384];
     snprintf(pre60, sizeof pre60, "%.*s", (int)line[60], doc);
@@ -595,11 +592,9 @@ static void test_prefill_cut(void) {
     set_opts(4, 1000, 2.0, (size_t)64 << 20, (size_t)256 << 20);
     ifl_kv_clear(ifl_model_kv(M));
     static char doc[16384];
-    size_t n = long_doc(doc, sizeof doc);
-    size_t at = 0;
-    for (int i = 0, k = 0; i < (int)n && k < 60; i++)
-        if (doc[i] == '\n' && ++k == 60)
-            at = (size_t)i + 1;
+    size_t line[LONG_LINES + 1];
+    long_doc(doc, sizeof doc, line);
+    const size_t at = line[60];
     char pre[16384];
     snprintf(pre, sizeof pre, "%.*s", (int)at, doc);
     CTX_BUDGET = 160;
