@@ -506,7 +506,8 @@ const ifl__lexdef *ifl__lexdef_for(const char *lang) {
                                      .block_open = "/*",
                                      .block_close = "*/",
                                      .squote = true,
-                                     .parens = true};
+                                     .parens = true,
+                                     .comment_cont = true};
     static const ifl__lexdef java = {.line_comment = "//",
                                      .block_open = "/*",
                                      .block_close = "*/",
@@ -645,7 +646,11 @@ void ifl__lex_run(const ifl__lexdef *d, ifl__lex *lx, const char *s, size_t n) {
             }
             break;
         case IFL__LX_LINE_COMMENT:
-            if (c == '\n')
+            /* tree-sitter-c's comment regex escapes a line break after a
+             * backslash (`\` CR LF too): the comment runs on. */
+            if (d->comment_cont && lx->prev == '\\' && c == '\r' && i + 1 < n && s[i + 1] == '\n')
+                continue;
+            if (c == '\n' && !(d->comment_cont && lx->prev == '\\'))
                 lx->st = IFL__LX_CODE;
             break;
         case IFL__LX_BLOCK_COMMENT:

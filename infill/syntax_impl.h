@@ -92,6 +92,7 @@ typedef struct ifl__lexdef {
     bool ml_quotes;    /* '...' and "..." may span lines (shell) */
     bool lua_long;     /* Lua long brackets: --[==[ comments ]==] and [==[ strings ]==] */
     bool char_lits;    /* 'c' is a character literal, 'a a lifetime (Rust) */
+    bool comment_cont; /* a backslash before the line break continues a line comment (C) */
 } ifl__lexdef;
 
 typedef enum ifl__lexstate {

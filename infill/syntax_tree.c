@@ -501,8 +501,10 @@ typedef struct ifl__lexpos {
     int depth;           /* #if / #ifdef / #ifndef open */
     long open_bal[16];   /* brackets open at each of the first conditionals */
     bool flat;           /* every #endif closes (the include guard's search) */
-    bool dcont;          /* the last line was a directive continued by a backslash */
+    bool dcont;          /* the last line was a directive continued on the next */
     bool draw;           /* ... whose text tree-sitter reads raw (ifl__raw_directive) */
+    int dr;              /* ... and how (IFL__DR_*) */
+    bool dcom;           /* in a block comment opened in a directive's raw text */
     const char *doc;     /* the buffer, to place lines */
     size_t skip1, skip2; /* the include guard's lines: not counted */
 } ifl__lexpos;
@@ -570,33 +572,140 @@ static void ifl__cond_line(ifl__lexpos *p, const char *s, size_t n) {
     }
 }
 
-/* Where tree-sitter-c reads [s, s + n), a directive line (or, when cont, a
- * continuation of one) in code, as raw text: a macro's value and the
+/* Where tree-sitter-c reads a directive's text raw: a macro's value and the
  * argument of `#error`, `#pragma` or an unknown directive are one
- * preproc_arg token, in which quotes are nothing and which stops at the
- * first "/" "*": that opens a block comment, string quotes or not (fuzz
- * finding 23: `#iot X'/\* a comment` ran on as a comment to a later `*\/`
- * where the line lexer had read a character literal). Conditions and
- * `#include` paths hold real literals; `#include_next` and `#import` are
- * unknown directives to tree-sitter-c and -cpp, read raw (a `"x/\*` after
- * them opens a comment). Returns the offset of the comment's opening (n
- * when there is none) for a raw line, SIZE_MAX otherwise; a continuation
- * (cont) is one of a raw directive. */
-static size_t ifl__raw_directive(const char *s, size_t n, bool cont) {
-    size_t i = 0;
-    if (!cont) {
-        size_t w = 0;
-        if (!ifl__directive_word(s, n, &w, &i))
+ * preproc_arg token (the regex `\S([^/\n]|\/[^*]|\\\r?\n)*`), in which
+ * quotes are nothing (fuzz finding 23: `#iot X'/\* a comment` ran on as a comment to a
+ * later `*\/` where the line lexer had read a character literal).
+ * Conditions and `#include` paths hold real literals; `#include_next` and
+ * `#import` are unknown directives to tree-sitter-c and -cpp, read raw.
+ * Returns where the raw text of the directive line [s, s + n) starts (after
+ * the directive's word; for `#define`, after the macro's name and
+ * parameters), SIZE_MAX when the line is read as tokens. */
+static size_t ifl__raw_directive(const char *s, size_t n) {
+    size_t w = 0, i = 0;
+    if (!ifl__directive_word(s, n, &w, &i))
+        return SIZE_MAX;
+    static const char *const lit[] = {"if",       "ifdef",   "ifndef", "elif", "elifdef",
+                                      "elifndef", "include", "else",   "endif"};
+    for (size_t k = 0; k < BASE_ARRAY_LEN(lit); k++)
+        if (i - w == strlen(lit[k]) && memcmp(s + w, lit[k], i - w) == 0)
             return SIZE_MAX;
-        static const char *const lit[] = {"if",       "ifdef",   "ifndef", "elif", "elifdef",
-                                          "elifndef", "include", "else",   "endif"};
-        for (size_t k = 0; k < BASE_ARRAY_LEN(lit); k++)
-            if (i - w == strlen(lit[k]) && memcmp(s + w, lit[k], i - w) == 0)
-                return SIZE_MAX;
+    if (i - w == 6 && memcmp(s + w, "define", 6) == 0) {
+        while (i < n && ifl__blank(s[i]))
+            i++;
+        while (i < n && ifl__word_char(s[i]))
+            i++;
+        /* A function-like macro's '(' follows its name immediately. */
+        if (i < n && s[i] == '(') {
+            while (i < n && s[i] != ')' && s[i] != '\n')
+                i++;
+            if (i < n && s[i] == ')')
+                i++;
+        }
     }
-    for (; i + 1 < n; i++)
-        if (s[i] == '/' && s[i + 1] == '*')
-            return i;
+    return i;
+}
+
+/* How a raw directive's text runs on into the next line (ifl__raw_scan). */
+enum {
+    IFL__DR_END = 0, /* it ends on this line */
+    IFL__DR_VAL,     /* where the value may start, a line break next ends it */
+    IFL__DR_SKIP,    /* blanks skipped there: line breaks are blanks too */
+    IFL__DR_TOK,     /* inside the preproc_arg token */
+    IFL__DR_LCOM,    /* inside a line comment */
+};
+
+/* Is there a line break (LF or CR LF) at s[i]? */
+static bool ifl__line_break_at(const char *s, size_t n, size_t i) {
+    return (i < n && s[i] == '\n') || (i + 1 < n && s[i] == '\r' && s[i + 1] == '\n');
+}
+
+/* Scans a raw directive's text [s + i, s + n), one line with its '\n' if it
+ * has one, from the state *dr (IFL__DR_VAL where the raw text starts) as
+ * tree-sitter-c's lexer reads it:
+ *  - Where the value may start, a line break ends the directive; a comment
+ *    (which outranks preproc_arg, prec -1) leaves it there. Any blank, or a
+ *    backslash before the line break, is skipped as an extra, and after
+ *    that the line break must follow at once no more: line breaks are
+ *    skipped as blanks, and the next line's text is the value (`#define X `
+ *    with a trailing blank takes the line below as its value).
+ *  - Any other byte starts the preproc_arg token, which its regex ends at a
+ *    line break, except that a backslash or a '/' before it continues it: a
+ *    '/' pairs with the byte after it, the line break too (fuzz finding 26:
+ *    a value ending in `*\/` ran on over an `#endif`, which closed no
+ *    conditional), and an even run `//` does not. A "/" "*" ends the token
+ *    and opens a comment.
+ * Returns the offset of a block comment still open at the line's end (n
+ * when there is none; the directive resumes at IFL__DR_VAL where it
+ * closes) and sets *dr for the next line. */
+static size_t ifl__raw_scan(const char *s, size_t n, size_t i, int *dr) {
+    int st = *dr == IFL__DR_END ? IFL__DR_VAL : *dr;
+    *dr = IFL__DR_END;
+    while (i < n) {
+        char c = s[i];
+        if (st == IFL__DR_LCOM) {
+            /* `//` then (\\+(.|\r?\n)|[^\\\n])*: backslashes escape the
+             * byte or line break after them. */
+            if (c == '\n')
+                return n;
+            if (c != '\\') {
+                i++;
+                continue;
+            }
+            while (i + 1 < n && s[i + 1] == '\\')
+                i++;
+            if (ifl__line_break_at(s, n, i + 1)) {
+                *dr = IFL__DR_LCOM;
+                return n;
+            }
+            i += 2;
+            continue;
+        }
+        if (st == IFL__DR_TOK) {
+            if (c == '\n')
+                return n;
+            if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+                st = IFL__DR_VAL;
+                continue;
+            }
+            if ((c == '/' && i + 1 < n && s[i + 1] == '\n') ||
+                (c == '\\' && ifl__line_break_at(s, n, i + 1))) {
+                *dr = IFL__DR_TOK;
+                return n;
+            }
+            i += c == '/' ? 2 : 1;
+            continue;
+        }
+        if (st == IFL__DR_VAL && ifl__line_break_at(s, n, i))
+            return n;
+        if (c == '\n' || ifl__blank(c)) {
+            st = IFL__DR_SKIP;
+            if (c == '\n') {
+                *dr = st;
+                return n;
+            }
+            i++;
+        } else if (c == '\\' && ifl__line_break_at(s, n, i + 1)) {
+            *dr = IFL__DR_SKIP;
+            return n;
+        } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+            size_t k = i + 2;
+            while (k + 1 < n && s[k] != '\n' && !(s[k] == '*' && s[k + 1] == '/'))
+                k++;
+            if (k + 1 >= n || s[k] != '*')
+                return i;
+            i = k + 2;
+            st = IFL__DR_VAL;
+        } else if (c == '/' && i + 1 < n && s[i + 1] == '/') {
+            st = IFL__DR_LCOM;
+            i += 2;
+        } else {
+            /* The token's first byte, \S: a '/' there pairs with nothing. */
+            st = IFL__DR_TOK;
+            i++;
+        }
+    }
     return n;
 }
 
@@ -662,6 +771,24 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
          * `#endif`). */
         bool cont = p->dcont;
         p->dcont = false;
+        /* A block comment opened in a directive's raw text: the directive
+         * goes on where it closes. */
+        size_t from = a;
+        if (p->dcom && p->lx.st == IFL__LX_BLOCK_COMMENT) {
+            size_t k = a;
+            while (k + 1 < b && !(s[k] == '*' && s[k + 1] == '/'))
+                k++;
+            if (k + 1 >= b) {
+                ifl__lex_run(p->d, &p->lx, s + a, b - a);
+                a = b;
+                continue;
+            }
+            from = k + 2;
+            ifl__lex_run(p->d, &p->lx, s + a, from - a);
+            cont = p->draw = true;
+            p->dr = IFL__DR_VAL;
+        }
+        p->dcom = false;
         if (p->lx.st == IFL__LX_CODE && !cont)
             ifl__cond_line(p, s + a, b - a);
         if (p->lx.st != IFL__LX_CODE || i == b || s[i] == '#' || cont) {
@@ -673,9 +800,16 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
              * strings there still count. */
             long bal[3];
             memcpy(bal, p->lx.bal, sizeof(bal));
-            size_t raw = directive && p->lx.st == IFL__LX_CODE && (!cont || p->draw)
-                             ? ifl__raw_directive(s + a, b - a, cont)
-                             : SIZE_MAX;
+            size_t raw = SIZE_MAX;
+            int dr = IFL__DR_VAL;
+            if (directive && p->lx.st == IFL__LX_CODE) {
+                if (cont && p->draw) {
+                    raw = from - a;
+                    dr = p->dr;
+                } else if (!cont) {
+                    raw = ifl__raw_directive(s + a, b - a);
+                }
+            }
             size_t pa = 0, pb = 0;
             if (raw == SIZE_MAX && directive && !cont && p->lx.st == IFL__LX_CODE &&
                 ifl__include_path(s + a, b - a, &pa, &pb)) {
@@ -684,22 +818,32 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
                 ifl__lex_run(p->d, &p->lx, s + a + pb, b - a - pb);
             } else if (raw == SIZE_MAX) {
                 ifl__lex_run(p->d, &p->lx, s + a, b - a);
-            } else if (raw < b - a) {
-                /* Only a block comment opened in the raw text counts. */
-                p->lx.prev = 0;
-                ifl__lex_run(p->d, &p->lx, s + a + raw, b - a - raw);
             } else {
-                p->lx.prev = s[b - 1];
+                size_t open = ifl__raw_scan(s + a, b - a, raw, &dr);
+                if (open < b - a) {
+                    /* Only a block comment opened in the raw text counts. */
+                    p->lx.prev = 0;
+                    ifl__lex_run(p->d, &p->lx, s + a + open, b - a - open);
+                    p->dcom = p->lx.st == IFL__LX_BLOCK_COMMENT;
+                    dr = IFL__DR_END;
+                } else {
+                    p->lx.prev = s[b - 1];
+                }
             }
             if (directive)
                 memcpy(p->lx.bal, bal, sizeof(bal));
-            size_t e = b;
-            if (e > a && s[e - 1] == '\n')
-                e--;
-            if (e > a && s[e - 1] == '\r')
-                e--;
-            p->dcont = directive && e > a && s[e - 1] == '\\';
-            p->draw = p->dcont && raw != SIZE_MAX;
+            if (raw != SIZE_MAX) {
+                p->dcont = p->draw = dr != IFL__DR_END;
+                p->dr = dr;
+            } else {
+                size_t e = b;
+                if (e > a && s[e - 1] == '\n')
+                    e--;
+                if (e > a && s[e - 1] == '\r')
+                    e--;
+                p->dcont = directive && e > a && s[e - 1] == '\\';
+                p->draw = false;
+            }
             a = b;
             continue;
         }
@@ -726,8 +870,12 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
     }
 }
 
+/* In code, or in a line comment the text fed ended in (not one continued
+ * past a line break), and not in a directive that runs on. */
 static bool ifl__lexpos_in_code(const ifl__lexpos *p) {
-    return !p->d || p->lx.st == IFL__LX_CODE || p->lx.st == IFL__LX_LINE_COMMENT;
+    return !p->d || ((p->lx.st == IFL__LX_CODE ||
+                      (p->lx.st == IFL__LX_LINE_COMMENT && p->lx.prev != '\n')) &&
+                     !p->dcont);
 }
 
 /* In code with no bracket or preprocessor conditional left open. */
