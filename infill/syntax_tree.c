@@ -1390,7 +1390,9 @@ static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t
     TSInputEdit ed = ifl__append_edit(s, a, &rest);
     ts_tree_edit(trial, &ed);
     base_status st = BASE_OK;
-    TSTree *nt = ifl__parse(t, trial, text, (uint32_t)n, &st);
+    /* (From scratch where the reuse may go wrong, as every reparse does:
+     * fuzz finding 25.) */
+    TSTree *nt = ifl__parse(t, ifl__fresh_only(t, text, n) ? NULL : trial, text, (uint32_t)n, &st);
     ts_tree_delete(trial);
     free(copy);
     if (!nt)
