@@ -66,11 +66,10 @@ bool ifl__tree_at(ifl_tree *t, const char *s, size_t pos, TSNode *root, size_t *
  * pathological time (t may get a new parser), ERR_NOMEM otherwise. */
 TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t len, base_status *st);
 
-/* Is [s, s + n), text in t's language, to be parsed from scratch, not from
+/* Is n bytes of text in t's language to be parsed from scratch, not from
  * an edited tree, because tree-sitter's incremental reparse may read it
- * otherwise than a fresh parse (bash text with a backslash that follows
- * anything but a blank; syntax_tree.c)? */
-bool ifl__fresh_only(const ifl_tree *t, const char *s, size_t n);
+ * otherwise than a fresh parse (bash up to IFL__FRESH_MAX; syntax_tree.c)? */
+bool ifl__fresh_only(const ifl_tree *t, size_t n);
 
 /* Letters, digits, '_' and any non-ASCII byte (syntax.c). */
 bool ifl__word_char(char c);

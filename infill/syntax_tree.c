@@ -1015,31 +1015,23 @@ static const char *ifl__parse_text(const ifl_tree *t, const char *s, size_t a, s
     return c;
 }
 
-/* tree-sitter-bash lexes the token after a backslash by the parse state it
- * is in, and an incremental reparse can reach that token in another state
- * than a fresh parse: it shifts a subtree of the old tree that ends right
- * before the backslash, where a fresh parse shifts that subtree's last
- * token and reduces only once it has lexed the next one. Fuzz finding 25:
- * `x42={\` (a backslash, a line break) `  y=2`, reparsed after `42` was
- * typed. The reused value `{` left the parser where the backslash and the
- * line break are a line continuation and `y=2` a second assignment, whose
- * command then ran on to the next line's word; a fresh parse lexes after
- * the `{` token, where the backslash starts the word `y=2`, the command's
- * name, and the line ends the command. Plain ts_tree_edit +
+/* tree-sitter-bash's incremental reparse differs from a fresh parse where
+ * its lexing depends on the parse state, and plain ts_tree_edit +
  * ts_parser_parse on one tree does the same, even after an edit that
- * changes no byte. Random texts and edits found it after any byte but a
- * blank: after a newline too, which a fresh parse may lex as one token with
- * a continuation after it; never where each backslash starts the text or
- * follows a space or tab (the token before it ended at the blank in both
- * parses). Such text up to IFL__FRESH_MAX bytes is parsed afresh; a larger
- * script keeps its incremental tree. */
-bool ifl__fresh_only(const ifl_tree *t, const char *s, size_t n) {
-    if (n > IFL__FRESH_MAX || strcmp(t->lang, "bash") != 0)
-        return false;
-    for (const char *p = s, *e = s + n; (p = memchr(p, '\\', (size_t)(e - p))) != NULL; p++)
-        if (p > s && p[-1] != ' ' && p[-1] != '\t')
-            return true;
-    return false;
+ * changes no byte. Fuzz finding 25: `x42={\` (a backslash, a line break)
+ * `  y=2`, reparsed after `42` was typed. The reused value `{` left the
+ * parser where the backslash and the line break are a line continuation
+ * and `y=2` a second assignment, whose command then ran on to the next
+ * line's word; a fresh parse lexes after the `{` token, where the backslash
+ * starts the word `y=2`, the command's name, and the line ends the
+ * command. Random single edits found it only after a backslash that
+ * follows a token; fuzz finding 27, after a run of edits that left open
+ * heredocs, after `x=1 \` too, a backslash after a blank. So a bash
+ * script up to IFL__FRESH_MAX bytes is always parsed afresh (0.6 ms for
+ * 11.7 KB, docs/perf/syntax.md); a larger one keeps its incremental
+ * tree. */
+bool ifl__fresh_only(const ifl_tree *t, size_t n) {
+    return n <= IFL__FRESH_MAX && strcmp(t->lang, "bash") == 0;
 }
 
 /* Parses segment i (incrementally from its tree when it has one). */
@@ -1049,7 +1041,7 @@ static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     const char *text = ifl__parse_text(t, s, g->start, g->len, &copy);
     base_status st = BASE_ERR_NOMEM;
     const TSTree *old = g->tree;
-    if (old && text && ifl__fresh_only(t, text, g->len))
+    if (old && text && ifl__fresh_only(t, g->len))
         old = NULL;
     TSTree *nt = text ? ifl__parse(t, old, text, (uint32_t)g->len, &st) : NULL;
     /* tree-sitter's incremental reparse can keep errors that a fresh parse
@@ -1112,12 +1104,15 @@ static bool ifl__last_error(TSNode n, uint32_t *end) {
  * at base): the line of the end of its last top-level node that is not a
  * comment. Comments at the end do not count, since a construct cut in two
  * may have a comment line between its halves (`static int`, a comment,
- * `count(...) {` in column 0: fuzz finding 9). */
+ * `count(...) {` in column 0: fuzz finding 9). Nor does a Python line
+ * continuation, an extra like a comment (a decorator, then a lone `\`,
+ * then `def f():` on the line after a comment). */
 static size_t ifl__code_last_line(TSNode root, const char *s, size_t base) {
     uint32_t end = 0;
     for (uint32_t c = ts_node_child_count(root); c-- > 0;) {
         TSNode ch = ts_node_child(root, c);
-        if (!strstr(ts_node_type(ch), "comment")) {
+        const char *ty = ts_node_type(ch);
+        if (!strstr(ty, "comment") && strcmp(ty, "line_continuation") != 0) {
             end = ts_node_end_byte(ch);
             break;
         }
@@ -1392,7 +1387,7 @@ static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t
     base_status st = BASE_OK;
     /* (From scratch where the reuse may go wrong, as every reparse does:
      * fuzz finding 25.) */
-    TSTree *nt = ifl__parse(t, ifl__fresh_only(t, text, n) ? NULL : trial, text, (uint32_t)n, &st);
+    TSTree *nt = ifl__parse(t, ifl__fresh_only(t, n) ? NULL : trial, text, (uint32_t)n, &st);
     ts_tree_delete(trial);
     free(copy);
     if (!nt)
