@@ -464,7 +464,11 @@ static bool ifl__starts_construct(const char *lang, const char *s, size_t len, s
     char c = s[ls];
     if (c == '#') {
         /* C-family preprocessor lines and Rust attributes; a comment in
-         * Python. */
+         * Python. Not `#!`: a segment parsed alone would read it as a
+         * shebang, which grammars take at the file's start only (Rust's
+         * `#![attr]` is an inner attribute anywhere else). */
+        if (ls + 1 < len && s[ls + 1] == '!')
+            return false;
         return strcmp(lang, "python") != 0;
     }
     if (c == '/' || c == '-') /* comments (and operators) */

@@ -780,6 +780,19 @@ static void python_line_continuation_after_decorator(void) {
     same_at_every_cut("python", texts, BASE_ARRAY_LEN(texts));
 }
 
+/* Found by inserting every string of up to 2 bytes anywhere in each
+ * multi-construct seed: in Rust `#![derive(Debug)]` after the first item is
+ * an inner attribute, but the segment cut before it read `#!` at its start
+ * as a shebang, which tree-sitter-rust takes only at the file's start. A
+ * line starting with `#!` starts no construct now. */
+static void rust_inner_attribute_not_shebang(void) {
+    static const char *const texts[] = {
+        "use std::fmt;\n\n#![derive(Debug)]\nstruct P {\n    x: i32,\n}\n\nfn f() {}\n",
+        "fn a() {}\n\n#! [allow(dead_code)]\nfn b() {}\n",
+    };
+    same_at_every_cut("rust", texts, BASE_ARRAY_LEN(texts));
+}
+
 /* Found beside fuzz_syntax_edits' finding 24: tree-sitter-c and -cpp know
  * `#include` only; `#include_next` and `#import` are unknown directives,
  * whose argument is raw (a preproc_arg) and stops at a "/" "*" that opens a
@@ -986,6 +999,7 @@ int main(int argc, char **argv) {
     bash_reparse_after_heredocs();
     slash_continues_directive();
     python_line_continuation_after_decorator();
+    rust_inner_attribute_not_shebang();
     directive_value_ends(argc > 3 ? (size_t)atoi(argv[3]) : 3);
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
