@@ -1167,6 +1167,8 @@ static bool ifl__directive_comment(const ifl_tree *t, const char *s, size_t n) {
  *    line of code (comments after it do not count) and parsing both as one
  *    has fewer errors: one construct cut in two (a C return type or
  *    template header on its own line, JSX text in column 0);
+ *  - b's first top-level node is an ERROR and parsing both as one has
+ *    fewer errors (Lua's `return` and its value on the next line);
  *  - b's tree does not start with a node at its first byte.
  * and not when b no longer starts a line (an edit deleted the line break).
  * An error further inside a's last construct (code being typed) stays in a:
@@ -1174,7 +1176,7 @@ static bool ifl__directive_comment(const ifl_tree *t, const char *s, size_t n) {
 typedef enum ifl__cut_state {
     IFL__CUT_OK = 0,
     IFL__CUT_TEXT, /* the text runs on across the cut: merge */
-    IFL__CUT_TREE, /* a's last construct may be cut in two: merge if that mends it */
+    IFL__CUT_TREE, /* a construct may be cut in two: merge if that mends it */
 } ifl__cut_state;
 
 static ifl__cut_state ifl__cut_check(const ifl_tree *t, const char *s, size_t len, size_t i) {
@@ -1235,6 +1237,11 @@ static ifl__cut_state ifl__cut_check(const ifl_tree *t, const char *s, size_t le
     uint32_t err_end = 0;
     /* (From the root: a segment that does not parse at all is one ERROR.) */
     if (ifl__last_error(ra, &err_end) && a->start + err_end >= ifl__code_last_line(ra, s, a->start))
+        return IFL__CUT_TREE;
+    /* b's first construct an ERROR: the rest of one cut in two (Lua's
+     * `return` with its value on the next line, which alone is an
+     * expression and no statement). */
+    if (ts_node_is_error(ts_node_child(rb, 0)))
         return IFL__CUT_TREE;
     return IFL__CUT_OK;
 }
