@@ -466,10 +466,12 @@ static bool ifl__starts_construct(const char *lang, const char *s, size_t len, s
         /* C-family preprocessor lines and Rust attributes; a comment in
          * Python. Not `#!`: a segment parsed alone would read it as a
          * shebang, which grammars take at the file's start only (Rust's
-         * `#![attr]` is an inner attribute anywhere else). */
+         * `#![attr]` is an inner attribute anywhere else); tree-sitter-lua
+         * takes any `#` line there (elsewhere `#` is the length operator,
+         * `return` then `# t` on the next line). */
         if (ls + 1 < len && s[ls + 1] == '!')
             return false;
-        return strcmp(lang, "python") != 0;
+        return strcmp(lang, "python") != 0 && strcmp(lang, "lua") != 0;
     }
     if (c == '/' || c == '-') /* comments (and operators) */
         return false;

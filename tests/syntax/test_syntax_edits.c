@@ -793,6 +793,20 @@ static void rust_inner_attribute_not_shebang(void) {
     same_at_every_cut("rust", texts, BASE_ARRAY_LEN(texts));
 }
 
+/* Found by the same sweep with two bytes anywhere: in Lua `return` then
+ * `# t` on the next line returns t's length, but a segment that starts
+ * with `#` reads that line as a hash-bang line, which tree-sitter-lua takes
+ * at the file's start (a line starting with `#` starts no construct now);
+ * and `return` with its value alone on the next line: that segment was one
+ * ERROR, and merging mends it. */
+static void lua_line_after_return(void) {
+    static const char *const texts[] = {
+        "local t = {\nx = 1,\n}\nreturn\n# t\n",
+        "local t = {\nx = 1,\n}\nreturn\nt\n",
+    };
+    same_at_every_cut("lua", texts, BASE_ARRAY_LEN(texts));
+}
+
 /* Found beside fuzz_syntax_edits' finding 24: tree-sitter-c and -cpp know
  * `#include` only; `#include_next` and `#import` are unknown directives,
  * whose argument is raw (a preproc_arg) and stops at a "/" "*" that opens a
@@ -1000,6 +1014,7 @@ int main(int argc, char **argv) {
     slash_continues_directive();
     python_line_continuation_after_decorator();
     rust_inner_attribute_not_shebang();
+    lua_line_after_return();
     directive_value_ends(argc > 3 ? (size_t)atoi(argv[3]) : 3);
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the

@@ -5,7 +5,8 @@
  * parses without errors must read the same cut at every sound place. Where
  * fuzz_syntax_edits finds one text by chance, the sweep finds the classes
  * near the seeds' constructs at once: it found a Python line continuation
- * after a decorator and a Rust `#![attr]` read as a shebang. Deterministic.
+ * after a decorator, a Rust `#![attr]` and a Lua `#` line read as a
+ * shebang, and Lua's `return` with its value on the next line. Deterministic.
  * Usage: test_syntax_sweep [max_len [lang]] (by hand: 3). */
 #include "check.h"
 #include "syntax.h"
@@ -31,7 +32,7 @@ static const struct {
     {"go", "a/*`\\\"'{}\n( ", "/*`\n"},
     {"rust", "a/*\\\"'{}#!\n[r ", "/*#!\n'"},
     {"java", "a/*\\\"'{}\n@(<", "/*@\n"},
-    {"lua", "a-[]=\\\"'\n( {", "-[=\n"},
+    {"lua", "a-[]=\\\"'\n( {#", "-[=\n#"},
     {"bash", "a#\\\"'$(){<\n`;", "#\\$\n"},
 };
 
