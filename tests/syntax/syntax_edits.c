@@ -268,6 +268,12 @@ static base_status apply_edit(ifl_tree *t, base_buf *doc, size_t start, size_t d
     return BASE_OK;
 }
 
+bool syntax_edits_nth_string(const char *alpha, size_t na, size_t len, size_t code, char *out) {
+    for (size_t k = 0; k < len; k++, code /= na)
+        out[k] = alpha[code % na];
+    return code == 0;
+}
+
 base_status syntax_edits_apply(ifl_tree *t, base_buf *doc, size_t start, size_t del,
                                const char *ins, size_t ins_len) {
     return apply_edit(t, doc, start, del, ins, ins_len);

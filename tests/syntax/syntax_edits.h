@@ -49,6 +49,11 @@ extern bool syntax_edits_skip_errorful;
 base_status syntax_edits_apply(ifl_tree *t, base_buf *doc, size_t start, size_t del,
                                const char *ins, size_t ins_len);
 
+/* The code-th string of len bytes over alpha[0..na), in out (len bytes):
+ * every one for code = 0, 1, ... until it returns false (past na^len - 1),
+ * for tests that try every short string. */
+bool syntax_edits_nth_string(const char *alpha, size_t na, size_t len, size_t code, char *out);
+
 /* One comparison of t (incremental) with a fresh parse of doc, counted in
  * *mismatches as in syntax_edits_run; *ref is the caller's reference tree
  * (created on first use; the caller frees it). *clean (may be NULL): the

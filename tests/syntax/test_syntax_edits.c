@@ -864,13 +864,8 @@ static void directive_value_ends(size_t max_len) {
     size_t clean = 0, texts = 0, differ = 0;
     for (size_t h = 0; h < BASE_ARRAY_LEN(heads); h++) {
         for (size_t len = 0; len <= max_len && len <= DIRECTIVE_VALUE_MAX; len++) {
-            size_t count = 1;
-            for (size_t k = 0; k < len; k++)
-                count *= NA;
-            for (size_t code = 0; code < count; code++) {
-                char v[DIRECTIVE_VALUE_MAX + 1];
-                for (size_t k = 0, c = code; k < len; k++, c /= NA)
-                    v[k] = alphabet[c % NA];
+            char v[DIRECTIVE_VALUE_MAX + 1];
+            for (size_t code = 0; syntax_edits_nth_string(alphabet, NA, len, code, v); code++) {
                 v[len] = 0;
                 char text[256];
                 int n = snprintf(text, sizeof text,

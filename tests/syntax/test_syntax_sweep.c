@@ -83,14 +83,8 @@ static void sweep_lines(const char *lang, ifl_tree *whole, const char *seed, con
         if (p > 0 && seed[p - 1] != '\n')
             continue;
         for (size_t len = 1; len <= max_len && len <= SWEEP_MAX_LEN; len++) {
-            size_t count = 1;
-            for (size_t k = 0; k < len; k++)
-                count *= na;
-            for (size_t code = 0; code < count; code++) {
-                char v[SWEEP_MAX_LEN + 1];
-                size_t c = code;
-                for (size_t k = 0; k < len; k++, c /= na)
-                    v[k] = alpha[c % na];
+            char v[SWEEP_MAX_LEN + 1];
+            for (size_t code = 0; syntax_edits_nth_string(alpha, na, len, code, v); code++) {
                 v[len] = '\n';
                 try_text(lang, whole, seed, sl, p, v, len + 1);
             }
