@@ -1370,9 +1370,10 @@ static base_status ifl__cut(ifl_tree *t, const char *s, size_t len, size_t a, si
  * (Python, where one bad line can turn every later function into errors).
  * Either way a wider trial parses more text for nothing: while code was
  * typed at such a cut, up to three more parses of up to 20 KiB on every
- * keystroke. */
+ * keystroke. *edited_to is raised to the last of i + 1 .. i + m that was
+ * edited (or never parsed) and that the trial parsed. */
 static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t m, TSTree **mended,
-                                    bool *wider) {
+                                    bool *wider, size_t *edited_to) {
     ifl__seg *a = &t->segs[i];
     *mended = NULL;
     *wider = false;
@@ -1381,6 +1382,10 @@ static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t
     size_t apart = ifl__count_errors_in(ts_tree_root_node(a->tree), 0, 0, NULL);
     for (size_t k = i + 1; k <= i + m; k++) {
         base_status st;
+        /* An edited segment parsed here is no longer dirty for the caller,
+         * which must look at its cuts (fuzz finding 28). */
+        if (t->segs[k].dirty || (!t->segs[k].tree && !t->segs[k].evicted))
+            *edited_to = BASE_MAX(*edited_to, k);
         if ((t->segs[k].dirty || !t->segs[k].tree) && (st = ifl__seg_parse(t, s, k)) != BASE_OK)
             return st;
         apart += ifl__count_errors_in(ts_tree_root_node(t->segs[k].tree), 0, 0, NULL);
@@ -1529,10 +1534,10 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
              * then look sound. Tried only when the two alone do not mend
              * and their trial says a wider one may (ifl__merge_mends). */
             TSTree *mended = NULL;
-            size_t m = 1, len_m = t->segs[k].len + t->segs[k + 1].len;
+            size_t m = 1, len_m = t->segs[k].len + t->segs[k + 1].len, edited_to = 0;
             for (;;) {
                 bool wider = false;
-                if ((st = ifl__merge_mends(t, s, k, m, &mended, &wider)) != BASE_OK)
+                if ((st = ifl__merge_mends(t, s, k, m, &mended, &wider, &edited_to)) != BASE_OK)
                     return st;
                 if (mended || !wider || m >= IFL__SEG_MEND_SPAN || k + m + 1 >= t->nseg ||
                     len_m + t->segs[k + m + 1].len > IFL__SEG_MERGE_MAX)
@@ -1541,6 +1546,10 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
                 m++;
             }
             if (!mended) {
+                /* The trial parsed edited segments after k + 1: their cuts
+                 * are looked at here. */
+                if (last < edited_to)
+                    last = edited_to;
                 k++;
                 continue;
             }
