@@ -268,6 +268,37 @@ static base_status apply_edit(ifl_tree *t, base_buf *doc, size_t start, size_t d
     return BASE_OK;
 }
 
+base_status syntax_edits_cut_compare(const char *lang, ifl_tree *whole, const char *text,
+                                     size_t len, bool *clean, char **cut, char **one) {
+    *clean = false;
+    *cut = *one = NULL;
+    ifl_tree_reset(whole);
+    base_status st = ifl_tree_update(whole, text, len);
+    if (st != BASE_OK || ifl_tree_error_count(whole, text, len) != 0)
+        return st;
+    *clean = true;
+    ifl_tree *t = ifl_tree_new(lang, &st);
+    if (!t)
+        return st;
+    ifl_tree_set_segment_bytes(t, 1);
+    char *a = NULL, *b = NULL;
+    if ((st = ifl_tree_update(t, text, len)) == BASE_OK) {
+        a = ifl_tree_sexp(t, text, len);
+        b = ifl_tree_sexp(whole, text, len);
+        if (!a || !b)
+            st = BASE_ERR_NOMEM;
+    }
+    ifl_tree_free(t);
+    if (st == BASE_OK && strcmp(a, b) != 0) {
+        *cut = a;
+        *one = b;
+        return BASE_OK;
+    }
+    free(a);
+    free(b);
+    return st;
+}
+
 bool syntax_edits_nth_string(const char *alpha, size_t na, size_t len, size_t code, char *out) {
     for (size_t k = 0; k < len; k++, code /= na)
         out[k] = alpha[code % na];

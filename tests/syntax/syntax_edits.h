@@ -49,6 +49,14 @@ extern bool syntax_edits_skip_errorful;
 base_status syntax_edits_apply(ifl_tree *t, base_buf *doc, size_t start, size_t del,
                                const char *ins, size_t ins_len);
 
+/* text read cut at every sound place against one fresh tree: whole (of
+ * lang, segment bytes 0) is reset and parses it; *clean says it had no
+ * syntax errors, and only then is a tree cut at every sound place parsed
+ * and compared. When the two differ, *cut and *one hold their
+ * S-expressions (the caller frees them), else NULL. */
+base_status syntax_edits_cut_compare(const char *lang, ifl_tree *whole, const char *text,
+                                     size_t len, bool *clean, char **cut, char **one);
+
 /* The code-th string of len bytes over alpha[0..na), in out (len bytes):
  * every one for code = 0, 1, ... until it returns false (past na^len - 1),
  * for tests that try every short string. */

@@ -901,21 +901,12 @@ static void directive_value_ends(size_t max_len) {
                                  heads[h], v);
                 CHECK(n > 0 && (size_t)n < sizeof text);
                 texts++;
-                ifl_tree_reset(whole);
-                if (ifl_tree_update(whole, text, (size_t)n) != BASE_OK ||
-                    ifl_tree_error_count(whole, text, (size_t)n) != 0)
-                    continue;
-                clean++;
-                ifl_tree *t = ifl_tree_new("c", &st);
-                CHECK(t != NULL);
-                if (!t)
-                    break;
-                ifl_tree_set_segment_bytes(t, 1);
-                CHECK_EQ_I(ifl_tree_update(t, text, (size_t)n), BASE_OK);
-                char *a = ifl_tree_sexp(t, text, (size_t)n);
-                char *b = ifl_tree_sexp(whole, text, (size_t)n);
-                CHECK(a && b);
-                if (a && b && strcmp(a, b) != 0 && differ++ < 3) {
+                bool ok = false;
+                char *a = NULL, *b = NULL;
+                CHECK_EQ_I(syntax_edits_cut_compare("c", whole, text, (size_t)n, &ok, &a, &b),
+                           BASE_OK);
+                clean += ok;
+                if (a && differ++ < 3) {
                     char e[2 * DIRECTIVE_VALUE_MAX + 1];
                     escaped(v, e);
                     fprintf(stderr, "directive_value_ends: [%s] [%s]\n  cut:   %s\n  whole: %s\n",
@@ -923,7 +914,6 @@ static void directive_value_ends(size_t max_len) {
                 }
                 free(a);
                 free(b);
-                ifl_tree_free(t);
             }
         }
     }
