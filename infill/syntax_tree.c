@@ -508,8 +508,8 @@ typedef struct ifl__lexpos {
     long open_bal[16];   /* brackets open at each of the first conditionals */
     bool flat;           /* every #endif closes (the include guard's search) */
     bool dcont;          /* the last line was a directive continued on the next */
-    bool draw;           /* ... whose text tree-sitter reads raw (ifl__raw_directive) */
-    int dr;              /* ... and how (IFL__DR_*) */
+    int dr;              /* ... in text tree-sitter reads raw (ifl__raw_scan's state), else
+                          * IFL__DR_END */
     bool dcom;           /* in a block comment opened in a directive's raw text */
     const char *doc;     /* the buffer, to place lines */
     size_t skip1, skip2; /* the include guard's lines: not counted */
@@ -622,6 +622,15 @@ enum {
     IFL__DR_LCOM,    /* inside a line comment */
 };
 
+/* Where the block comment whose text starts at s[k] closes on its line:
+ * just past its "*" "/", or SIZE_MAX when it runs on past the line. */
+static size_t ifl__comment_end(const char *s, size_t n, size_t k) {
+    for (; k + 1 < n && s[k] != '\n'; k++)
+        if (s[k] == '*' && s[k + 1] == '/')
+            return k + 2;
+    return SIZE_MAX;
+}
+
 /* Is there a line break (LF or CR LF) at s[i]? */
 static bool ifl__line_break_at(const char *s, size_t n, size_t i) {
     return (i < n && s[i] == '\n') || (i + 1 < n && s[i] == '\r' && s[i + 1] == '\n');
@@ -696,12 +705,10 @@ static size_t ifl__raw_scan(const char *s, size_t n, size_t i, int *dr) {
             *dr = IFL__DR_SKIP;
             return n;
         } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
-            size_t k = i + 2;
-            while (k + 1 < n && s[k] != '\n' && !(s[k] == '*' && s[k + 1] == '/'))
-                k++;
-            if (k + 1 >= n || s[k] != '*')
+            size_t e = ifl__comment_end(s, n, i + 2);
+            if (e == SIZE_MAX)
                 return i;
-            i = k + 2;
+            i = e;
             st = IFL__DR_VAL;
         } else if (c == '/' && i + 1 < n && s[i + 1] == '/') {
             st = IFL__DR_LCOM;
@@ -732,12 +739,8 @@ static bool ifl__include_path(const char *s, size_t n, size_t *pa, size_t *pb) {
             i++;
         if (i + 1 >= n || s[i] != '/' || s[i + 1] != '*')
             break;
-        size_t k = i + 2;
-        while (k + 1 < n && s[k] != '\n' && !(s[k] == '*' && s[k + 1] == '/'))
-            k++;
-        if (k + 1 >= n || s[k] != '*')
+        if ((i = ifl__comment_end(s, n, i + 2)) == SIZE_MAX)
             return false;
-        i = k + 2;
     }
     if (i >= n || s[i] != '<')
         return false;
@@ -781,17 +784,14 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
          * goes on where it closes. */
         size_t from = a;
         if (p->dcom && p->lx.st == IFL__LX_BLOCK_COMMENT) {
-            size_t k = a;
-            while (k + 1 < b && !(s[k] == '*' && s[k + 1] == '/'))
-                k++;
-            if (k + 1 >= b) {
+            from = ifl__comment_end(s, b, a);
+            if (from == SIZE_MAX) {
                 ifl__lex_run(p->d, &p->lx, s + a, b - a);
                 a = b;
                 continue;
             }
-            from = k + 2;
             ifl__lex_run(p->d, &p->lx, s + a, from - a);
-            cont = p->draw = true;
+            cont = true;
             p->dr = IFL__DR_VAL;
         }
         p->dcom = false;
@@ -809,7 +809,7 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
             size_t raw = SIZE_MAX;
             int dr = IFL__DR_VAL;
             if (directive && p->lx.st == IFL__LX_CODE) {
-                if (cont && p->draw) {
+                if (cont && p->dr != IFL__DR_END) {
                     raw = from - a;
                     dr = p->dr;
                 } else if (!cont) {
@@ -839,7 +839,7 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
             if (directive)
                 memcpy(p->lx.bal, bal, sizeof(bal));
             if (raw != SIZE_MAX) {
-                p->dcont = p->draw = dr != IFL__DR_END;
+                p->dcont = dr != IFL__DR_END;
                 p->dr = dr;
             } else {
                 size_t e = b;
@@ -848,7 +848,7 @@ static void ifl__lexpos_feed(ifl__lexpos *p, const char *s, size_t n) {
                 if (e > a && s[e - 1] == '\r')
                     e--;
                 p->dcont = directive && e > a && s[e - 1] == '\\';
-                p->draw = false;
+                p->dr = IFL__DR_END;
             }
             a = b;
             continue;
