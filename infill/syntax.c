@@ -811,8 +811,7 @@ static base_status ifl__errors_with(ifl_tree *t, const char *s, size_t hs, size_
     TSInputEdit e = {(uint32_t)rs, (uint32_t)re, (uint32_t)(rs + ins_len), sp, op, np};
     ts_tree_edit(copy, &e);
     base_status st = BASE_OK;
-    /* (From scratch where the reuse may go wrong: fuzz finding 25.) */
-    TSTree *nt = ifl__parse(t, ifl__fresh_only(t, nlen) ? NULL : copy, buf, (uint32_t)nlen, &st);
+    TSTree *nt = ifl__parse(t, copy, buf, (uint32_t)nlen, &st);
     ts_tree_delete(copy);
     free(buf);
     if (!nt)

@@ -61,7 +61,8 @@ struct ifl_tree {
  * successful ifl_tree_update of the current text, or when that parse fails. */
 bool ifl__tree_at(ifl_tree *t, const char *s, size_t pos, TSNode *root, size_t *base);
 
-/* Parses text with t's parser (from old when non-NULL) within a time budget
+/* Parses text with t's parser (from old when non-NULL, unless
+ * ifl__fresh_only says the reuse may go wrong) within a time budget
  * that grows with len; NULL with *st ERR_TIMEOUT when the grammar takes
  * pathological time (t may get a new parser), ERR_NOMEM otherwise. */
 TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t len, base_status *st);

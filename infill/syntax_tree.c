@@ -227,8 +227,9 @@ void ifl_syntax_set_parse_budget(unsigned ms) {
     atomic_store_explicit(&ifl__parse_cap_ms, ms, memory_order_relaxed);
 }
 
-TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t len,
-                   base_status *st) {
+/* ifl__parse, from old exactly as given. */
+static TSTree *ifl__parse_from(ifl_tree *t, const TSTree *old, const char *text, uint32_t len,
+                               base_status *st) {
     pthread_once(&ifl__alloc_once, ifl__alloc_install);
     if (!t->parser) {
         *st = BASE_ERR_NOMEM;
@@ -276,6 +277,12 @@ TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t le
     }
     *st = BASE_OK;
     return tree;
+}
+
+TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t len,
+                   base_status *st) {
+    /* From scratch where the reuse may go wrong (fuzz findings 25, 27). */
+    return ifl__parse_from(t, old && ifl__fresh_only(t, len) ? NULL : old, text, len, st);
 }
 
 /* ---- life cycle ----------------------------------------------------------------- */
@@ -1046,8 +1053,10 @@ static base_status ifl__seg_parse(ifl_tree *t, const char *s, size_t i) {
     char *copy = NULL;
     const char *text = ifl__parse_text(t, s, g->start, g->len, &copy);
     base_status st = BASE_ERR_NOMEM;
+    /* (ifl__parse would not reuse the tree there either; the fallback
+     * below must know that it was not.) */
     const TSTree *old = g->tree;
-    if (old && text && ifl__fresh_only(t, g->len))
+    if (old && ifl__fresh_only(t, g->len))
         old = NULL;
     TSTree *nt = text ? ifl__parse(t, old, text, (uint32_t)g->len, &st) : NULL;
     /* tree-sitter's incremental reparse can keep errors that a fresh parse
@@ -1403,9 +1412,7 @@ static base_status ifl__merge_mends(ifl_tree *t, const char *s, size_t i, size_t
     TSInputEdit ed = ifl__append_edit(s, a, &rest);
     ts_tree_edit(trial, &ed);
     base_status st = BASE_OK;
-    /* (From scratch where the reuse may go wrong, as every reparse does:
-     * fuzz finding 25.) */
-    TSTree *nt = ifl__parse(t, ifl__fresh_only(t, n) ? NULL : trial, text, (uint32_t)n, &st);
+    TSTree *nt = ifl__parse(t, trial, text, (uint32_t)n, &st);
     ts_tree_delete(trial);
     free(copy);
     if (!nt)
