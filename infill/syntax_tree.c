@@ -1115,23 +1115,27 @@ static bool ifl__last_error(TSNode n, uint32_t *end) {
     return true;
 }
 
-/* Where the last line of code under root starts, in s (root's text begins
- * at base): the line of the end of its last top-level node that is not a
- * comment. Comments at the end do not count, since a construct cut in two
- * may have a comment line between its halves (`static int`, a comment,
+/* The last top-level node under root that is code, or root when there is
+ * none. Comments at the end do not count, since a construct cut in two may
+ * have a comment line between its halves (`static int`, a comment,
  * `count(...) {` in column 0: fuzz finding 9). Nor does a Python line
  * continuation, an extra like a comment (a decorator, then a lone `\`,
  * then `def f():` on the line after a comment). */
-static size_t ifl__code_last_line(TSNode root, const char *s, size_t base) {
-    uint32_t end = 0;
+static TSNode ifl__last_code_node(TSNode root) {
     for (uint32_t c = ts_node_child_count(root); c-- > 0;) {
         TSNode ch = ts_node_child(root, c);
         const char *ty = ts_node_type(ch);
-        if (!strstr(ty, "comment") && strcmp(ty, "line_continuation") != 0) {
-            end = ts_node_end_byte(ch);
-            break;
-        }
+        if (!strstr(ty, "comment") && strcmp(ty, "line_continuation") != 0)
+            return ch;
     }
+    return root;
+}
+
+/* Where the last line of code under root starts, in s (root's text begins
+ * at base): the line of the end of ifl__last_code_node. */
+static size_t ifl__code_last_line(TSNode root, const char *s, size_t base) {
+    TSNode n = ifl__last_code_node(root);
+    uint32_t end = ts_node_eq(n, root) ? 0 : ts_node_end_byte(n);
     size_t ls = base + (end > 0 ? end - 1 : 0);
     while (ls > base && s[ls - 1] != '\n')
         ls--;
@@ -1180,7 +1184,9 @@ static bool ifl__directive_comment(const ifl_tree *t, const char *s, size_t n) {
  *    template header on its own line, JSX text in column 0);
  *  - b's first top-level node is an ERROR and parsing both as one has
  *    fewer errors (Lua's `return` and its value on the next line);
- *  - b's tree does not start with a node at its first byte.
+ *  - b's tree does not start with a node at its first byte;
+ *  - a's last construct is a C/C++ `case` label in column 0, which takes
+ *    the lines after it.
  * and not when b no longer starts a line (an edit deleted the line break).
  * An error further inside a's last construct (code being typed) stays in a:
  * merging would not mend it, and would make every keystroke reparse more. */
@@ -1254,6 +1260,11 @@ static ifl__cut_state ifl__cut_check(const ifl_tree *t, const char *s, size_t le
      * expression and no statement). */
     if (ts_node_is_error(ts_node_child(rb, 0)))
         return IFL__CUT_TREE;
+    /* A C/C++ `case` or `default` label in column 0 (invalid code that
+     * tree-sitter-c reads without an error) takes the declarations and
+     * statements after it, on any line. */
+    if (strcmp(ts_node_type(ifl__last_code_node(ra)), "case_statement") == 0)
+        return IFL__CUT_TEXT;
     return IFL__CUT_OK;
 }
 

@@ -1,13 +1,17 @@
 /* Segmented trees against one tree, by sweep: every string of up to two
  * bytes over a per-language alphabet is inserted as a line of its own at
- * every line start of each multi-construct seed (syntax_edits_multi), and
- * every byte of a shorter alphabet at every byte; each text that one tree
+ * every line start of each multi-construct seed (syntax_edits_multi), every
+ * byte of a shorter alphabet at every byte, every one of the language's
+ * multi-byte tokens at every byte and line start, and every pair of tokens
+ * as lines at most `apart` lines from each other; each text that one tree
  * parses without errors must read the same cut at every sound place. Where
  * fuzz_syntax_edits finds one text by chance, the sweep finds the classes
  * near the seeds' constructs at once: it found a Python line continuation
  * after a decorator, a Rust `#![attr]` and a Lua `#` line read as a
- * shebang, and Lua's `return` with its value on the next line. Deterministic.
- * Usage: test_syntax_sweep [max_len [lang]] (by hand: 3). */
+ * shebang, Lua's `return` with its value on the next line, and a C `case`
+ * label in column 0 taking the declaration after it. Deterministic.
+ * Usage: test_syntax_sweep [max_len [lang|all [apart]]] (by hand: 3 all 6;
+ * CI: 2 all 1). */
 #include "check.h"
 #include "syntax.h"
 #include "syntax_edits.h"
@@ -34,6 +38,364 @@ static const struct {
     {"java", "a/*\\\"'{}\n@(<", "/*@\n"},
     {"lua", "a-[]=\\\"'\n( {#", "-[=\n#"},
     {"bash", "a#\\\"'$(){<\n`;", "#\\$\n"},
+};
+
+/* Each language's multi-byte tokens, the constructs short strings over an
+ * alphabet cannot spell: directives, raw and long strings and comments,
+ * heredocs, block keywords. Tried at every byte and as a line of their own
+ * at every line start. */
+static const struct {
+    const char *lang;
+    const char *const tok[40];
+} tokens[] = {
+    {"c",
+     {"#if 0",
+      "#if 1",
+      "#else",
+      "#elif X",
+      "#endif",
+      "#define X",
+      "#define X \\",
+      "#define F(x) x",
+      "#include \"a.h\"",
+      "#include <a.h>",
+      "#pragma once",
+      "# define Y",
+      "#ifdef X",
+      "#undef X",
+      "#error x",
+      "/* x",
+      "*/",
+      "// x \\",
+      "\"x\\",
+      "'\\''",
+      "L\"x\"",
+      "u8\"x\"",
+      "} else {",
+      "case 1:",
+      "default:",
+      "x:",
+      "typedef int t;",
+      "struct s {",
+      "__attribute__((x))",
+      "#",
+      "%:",
+      "<:",
+      "do {",
+      "} while (0);",
+      "enum {",
+      "..."}},
+    {"cpp",
+     {"R\"x(",
+      ")x\"",
+      "R\"(",
+      ")\"",
+      "template <typename T>",
+      ">>",
+      "::",
+      "[[nodiscard]]",
+      "#if 0",
+      "#endif",
+      "#else",
+      "namespace {",
+      "extern \"C\" {",
+      "public:",
+      "operator<",
+      "requires",
+      "co_return x;",
+      "'0'",
+      "1'000",
+      "u8R\"(",
+      "/* x",
+      "*/",
+      "// x \\",
+      "#define X \\",
+      "} // x",
+      "class C;",
+      "auto [a, b] =",
+      "[]() {",
+      "<::",
+      "#include <a>",
+      "using T = int;",
+      "concept C =",
+      "friend",
+      "virtual ~A();",
+      "case 1:",
+      "default:",
+      "int x;"}},
+    {"python",
+     {"\"\"\"",
+      "'''",
+      "f\"{",
+      "}\"",
+      "r'\\",
+      "lambda:",
+      "async ",
+      "match x:",
+      "case _:",
+      "elif x:",
+      "else:",
+      "try:",
+      "except:",
+      "finally:",
+      "with x:",
+      "@d",
+      "# x",
+      "if x: pass",
+      "b'",
+      "global x",
+      "    ",
+      "\t",
+      ";",
+      "...",
+      "def f():",
+      "class C:",
+      "return",
+      "f'''",
+      "rb\"",
+      "x = \\",
+      "print(",
+      ")",
+      "]",
+      "}",
+      "async def f():",
+      "yield",
+      "type X = int",
+      "\"\"\"x\"\"\"",
+      "from . import x"}},
+    {"javascript",
+     {"`${",
+      "}`",
+      "/re/",
+      "/[/]/",
+      "// x",
+      "/* x",
+      "*/",
+      "=>",
+      "async ",
+      "<div>",
+      "</div>",
+      "#!/x",
+      "'use strict'",
+      "class {",
+      "get x()",
+      "?.",
+      "??",
+      "l:",
+      "import(",
+      "export default",
+      "yield",
+      "function* g() {",
+      "#p",
+      "static {",
+      "}",
+      "{",
+      "`",
+      "${",
+      "x\n++y",
+      "<!--",
+      "-->",
+      "'\\",
+      "\"\\",
+      "/=/",
+      "a\n/b/g"}},
+    {"typescript",
+     {"`${",
+      "}`",
+      "/re/",
+      "// x",
+      "/* x",
+      "*/",
+      "=>",
+      "<T>",
+      "as const",
+      "satisfies T",
+      "declare module 'm' {",
+      "abstract class A {",
+      "@dec",
+      "enum E {",
+      "namespace N {",
+      "type X =",
+      "?:",
+      "!:",
+      "readonly",
+      "interface I {",
+      "}",
+      "{",
+      "implements I",
+      "<T,>() =>",
+      "x!",
+      "keyof",
+      "import type",
+      "export =",
+      "#!/x",
+      "unique symbol",
+      "infer U",
+      "asserts x",
+      "accessor"}},
+    {"tsx",
+     {"<div>",      "</div>", "<>",   "</>",  "<A />", "{x}",  "{/* x */}", "`${",   "}`",
+      "/re/",       "// x",   "/* x", "*/",   "=>",    "<T,>", "as const",  "&amp;", "<a b=\"c\">",
+      "<a {...p}>", "}",      "{",    "<div", ">",     "/>",   "'",         "\""}},
+    {"go",
+     {"`",
+      "func (",
+      "//go:build x",
+      "/* x",
+      "*/",
+      "// x",
+      "import \"C\"",
+      "go func() {}()",
+      "defer",
+      "select {",
+      "case <-c:",
+      "type X = int",
+      "...",
+      "'a'",
+      "\"\\\"",
+      ":=",
+      "goto l",
+      "l:",
+      "}",
+      "{",
+      "package p",
+      "var (",
+      ")",
+      "const (",
+      "iota",
+      "fallthrough",
+      "interface {",
+      "struct {",
+      "map[",
+      "chan<-",
+      "<-chan",
+      "0x1p-2",
+      "'\\''"}},
+    {"rust",
+     {"r#\"",
+      "\"#",
+      "r\"",
+      "b'",
+      "'a",
+      "#[x]",
+      "#![x]",
+      "/// x",
+      "//! x",
+      "/** x",
+      "/* x",
+      "*/",
+      "macro_rules! m {",
+      "=>",
+      "impl",
+      "where",
+      "unsafe {",
+      "async move",
+      "'l: loop {",
+      "|x|",
+      "::<",
+      "?",
+      "dyn",
+      "b\"",
+      "c\"",
+      "br#\"",
+      "}",
+      "{",
+      "fn f()",
+      "mod m;",
+      "x!{",
+      "x![",
+      "r#type",
+      "'\\''",
+      "/*/**/*/",
+      "#!/x"}},
+    {"java",
+     {"@interface A {",
+      "record R() {}",
+      "\"\"\"",
+      "sealed",
+      "permits",
+      "non-sealed",
+      "/** x",
+      "/* x",
+      "*/",
+      "// x",
+      "yield",
+      "switch (x) {",
+      "case 1 ->",
+      "var",
+      "->",
+      "::",
+      "<T>",
+      "'\\u0041'",
+      "enum E {",
+      "static {",
+      "}",
+      "{",
+      "@A",
+      "module m {",
+      "package p;",
+      "import static a.b;",
+      "default:",
+      "'",
+      "\"",
+      "class",
+      "throws E"}},
+    {"lua", {"--[[",         "]]",
+             "--[==[",       "]==]",
+             "[[",           "[=[",
+             "]=]",          "::l::",
+             "goto l",       "local function f()",
+             "end",          "then",
+             "do",           "repeat",
+             "until x",      "elseif x then",
+             "else",         "#!",
+             "\\z",          "..",
+             "...",          "-- x",
+             "function",     "return",
+             "if x then",    "while x do",
+             "for i=1,2 do", "local x <const> =",
+             "x:y()",        ";",
+             "'\\",          "\"\\"}},
+    {"bash",
+     {"<<EOF",
+      "EOF",
+      "<<-EOF",
+      "<<'EOF'",
+      "$(",
+      ")",
+      "$((",
+      "))",
+      "`",
+      "case x in",
+      "esac",
+      ";;",
+      "fi",
+      "then",
+      "do",
+      "done",
+      "function f {",
+      "[[",
+      "]]",
+      "${x",
+      "}",
+      "$'",
+      "\\",
+      "# x",
+      "{",
+      "&&",
+      "||",
+      "&",
+      "|",
+      "2>&1",
+      "((",
+      "<(",
+      ">(",
+      "<<<",
+      "\"",
+      "'",
+      "x=(",
+      "if true; then",
+      "while :; do"}},
 };
 
 static size_t texts, clean, differ;
@@ -89,9 +451,60 @@ static void sweep_bytes(const char *lang, ifl_tree *whole, const char *seed, con
             try_text(lang, whole, seed, sl, p, c, 1);
 }
 
+/* Every token of tok at every byte of seed, and as a line of its own at
+ * every line start. */
+static void sweep_tokens(const char *lang, ifl_tree *whole, const char *seed,
+                         const char *const *tok) {
+    size_t sl = strlen(seed);
+    for (const char *const *t = tok; *t; t++) {
+        size_t n = strlen(*t);
+        char v[64];
+        memcpy(v, *t, n);
+        v[n] = '\n';
+        for (size_t p = 0; p <= sl; p++) {
+            try_text(lang, whole, seed, sl, p, v, n);
+            if (p == 0 || seed[p - 1] == '\n')
+                try_text(lang, whole, seed, sl, p, v, n + 1);
+        }
+    }
+}
+
+/* Two tokens of tok as lines of their own, the first at a line start of
+ * seed and the second up to `apart` lines below it: an opener and its
+ * closer (`#if 0` .. `#endif`, `--[[` .. `]]`, `<<EOF` .. `EOF`) around
+ * lines that would be cut elsewhere, or a construct and what it takes
+ * (a C `case` label and a declaration). */
+static void sweep_token_pairs(const char *lang, ifl_tree *whole, const char *seed,
+                              const char *const *tok, size_t apart) {
+    size_t sl = strlen(seed), starts[256], ns = 0;
+    for (size_t p = 0; p <= sl && ns < BASE_ARRAY_LEN(starts); p++)
+        if (p == 0 || seed[p - 1] == '\n')
+            starts[ns++] = p;
+    char text[4096];
+    for (size_t i = 0; i < ns; i++)
+        for (size_t j = i; j < ns && j <= i + apart; j++)
+            for (const char *const *a = tok; *a; a++)
+                for (const char *const *b = tok; *b; b++) {
+                    size_t na = strlen(*a), nb = strlen(*b), p = starts[i], q = starts[j];
+                    if (sl + na + nb + 3 > sizeof text)
+                        continue;
+                    /* seed[0..p) a \n seed[p..q) b \n seed[q..) */
+                    size_t o = 0;
+                    memcpy(text + o, seed, p), o += p;
+                    memcpy(text + o, *a, na), o += na;
+                    text[o++] = '\n';
+                    memcpy(text + o, seed + p, q - p), o += q - p;
+                    memcpy(text + o, *b, nb), o += nb;
+                    text[o++] = '\n';
+                    memcpy(text + o, seed + q, sl - q), o += sl - q;
+                    try_text(lang, whole, text, o, o, "", 0);
+                }
+}
+
 int main(int argc, char **argv) {
     size_t max_len = argc > 1 ? (size_t)atoi(argv[1]) : 2;
-    const char *only = argc > 2 ? argv[2] : NULL;
+    const char *only = argc > 2 && strcmp(argv[2], "all") != 0 ? argv[2] : NULL;
+    size_t apart = argc > 3 ? (size_t)atoi(argv[3]) : 1;
     base_log_set_level(BASE_LOG_WARN);
     size_t langs = 0;
     for (size_t i = 0; i < BASE_ARRAY_LEN(alphabets); i++) {
@@ -111,6 +524,9 @@ int main(int argc, char **argv) {
         size_t t0 = texts, c0 = clean, d0 = differ;
         sweep_lines(alphabets[i].lang, whole, seed, alphabets[i].line, max_len);
         sweep_bytes(alphabets[i].lang, whole, seed, alphabets[i].any);
+        CHECK(strcmp(tokens[i].lang, alphabets[i].lang) == 0);
+        sweep_tokens(alphabets[i].lang, whole, seed, tokens[i].tok);
+        sweep_token_pairs(alphabets[i].lang, whole, seed, tokens[i].tok, apart);
         fprintf(stderr, "%-10s %6zu texts, %5zu error-free, %zu differ\n", alphabets[i].lang,
                 texts - t0, clean - c0, differ - d0);
         /* Some of each language's texts parse cleanly: the check is not
