@@ -119,6 +119,13 @@ base_status ifl_tree_postprocess(ifl_tree *t, const char *text, size_t len, cons
 #define IFL_TREE_SEGMENT_BYTES 512
 void ifl_tree_set_segment_bytes(ifl_tree *t, size_t bytes);
 size_t ifl_tree_segment_count(const ifl_tree *t);
+/* A construct the line lexer's cuts split in pieces (a C return type on its
+ * own line, a Lua function whose body has lines in column 0) is mended by
+ * parsing the pieces as one, tried with up to this many bytes of segments;
+ * IFL_TREE_MEND_BYTES by default. Small values are for tests of the line
+ * lexer itself, whose misplaced cuts a wide mend would hide. */
+#define IFL_TREE_MEND_BYTES (8 * IFL_TREE_SEGMENT_BYTES)
+void ifl_tree_set_mend_bytes(ifl_tree *t, size_t bytes);
 
 /* Memory: a tree takes about 40 bytes per byte of text, so after each
  * update only the segments within this many bytes of the focus (the last

@@ -29,20 +29,22 @@ struct ifl_tree {
     TSParser *parser;     /* owned */
     ifl__seg *segs;       /* owned, in buffer order, covering [0, len) */
     size_t nseg, cap;
-    size_t len;       /* buffer length the segments follow */
-    size_t seg_bytes; /* target segment size; 0: one segment */
-    bool rebuild;     /* cut and parse afresh on the next update */
-    bool dirty;       /* edited since the last update */
-    bool timed_out;   /* the last update ran out of time on this text */
-    long errors;      /* sum over segments; -1 when not counted yet */
+    size_t len;        /* buffer length the segments follow */
+    size_t seg_bytes;  /* target segment size; 0: one segment */
+    size_t mend_bytes; /* ifl_tree_set_mend_bytes */
+    bool rebuild;      /* cut and parse afresh on the next update */
+    bool dirty;        /* edited since the last update */
+    bool timed_out;    /* the last update ran out of time on this text */
+    long errors;       /* sum over segments; -1 when not counted yet */
     /* Trees are kept only for the segments within keep_bytes of the focus,
      * the byte of the last edit or tree read (SIZE_MAX: all of them). */
     size_t keep_bytes, focus;
     bool restored; /* a read parsed an evicted segment again since then */
     /* A C/C++ include guard, parsed as blanks (SIZE_MAX when none): the
      * `#ifndef NAME` at [guard_if, guard_if_end) and the `#endif` at
-     * [guard_end, guard_end_end). */
-    size_t guard_if, guard_if_end, guard_end, guard_end_end;
+     * [guard_end, guard_end_end); the `#define NAME` after the #ifndef, which
+     * makes it a guard, ends at guard_head_end. */
+    size_t guard_if, guard_if_end, guard_end, guard_end_end, guard_head_end;
     /* Bytes edited since the last update, in current offsets (a union), so
      * that an edit of a preprocessor line looks for the guard again. */
     size_t edit_lo, edit_hi;

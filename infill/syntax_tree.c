@@ -52,9 +52,6 @@ enum {
      * text has an unclosed construct that a whole-file parse would recover
      * from no better. */
     IFL__SEG_MERGE_MAX = 64 * 1024,
-    /* A construct cut in two whose halves do not mend is tried with up to
-     * this many segments after the first. */
-    IFL__SEG_MEND_SPAN = 4,
     /* An incremental reparse that leaves a MISSING node is checked with a
      * fresh parse of its segment up to this size (ifl__seg_parse). */
     IFL__FRESH_MAX = 16 * 1024,
@@ -326,12 +323,13 @@ ifl_tree *ifl_tree_new(const char *language, base_status *err) {
     }
     t->ts = ts;
     t->rebuild = true;
-    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = SIZE_MAX;
+    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = t->guard_head_end = SIZE_MAX;
     t->cap_comment = t->cap_string = t->cap_body = UINT32_MAX;
     for (size_t i = 0; i < gr_language_count(); i++)
         if (strcmp(gr_language_name(i), language) == 0)
             t->lang = gr_language_name(i);
     t->seg_bytes = ifl__segmented(t->lang) ? IFL__SEG_BYTES : 0;
+    t->mend_bytes = IFL_TREE_MEND_BYTES;
     t->keep_bytes = ifl__keep_default();
     t->parser = ts_parser_new();
     t->qc = ts_query_cursor_new();
@@ -390,7 +388,7 @@ void ifl_tree_reset(ifl_tree *t) {
     t->dirty = t->timed_out = t->edited = t->edit_deleted = false;
     t->errors = -1;
     t->focus = 0;
-    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = SIZE_MAX;
+    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = t->guard_head_end = SIZE_MAX;
     /* ifl__parse leaves the parser reset after every parse, stopped or not;
      * once more costs nothing. */
     if (t->parser)
@@ -407,6 +405,11 @@ void ifl_tree_set_segment_bytes(ifl_tree *t, size_t bytes) {
 }
 
 size_t ifl_tree_segment_count(const ifl_tree *t) { return t ? t->nseg : 0; }
+
+void ifl_tree_set_mend_bytes(ifl_tree *t, size_t bytes) {
+    if (t)
+        t->mend_bytes = bytes;
+}
 
 void ifl_tree_set_keep_bytes(ifl_tree *t, size_t bytes) {
     if (t)
@@ -948,7 +951,7 @@ static size_t ifl__directive(const char *s, size_t len, size_t i, const char *wo
  * parser too and can be cut into segments; the guard wraps the whole file
  * and says nothing about the code. */
 static void ifl__find_guard(ifl_tree *t, const char *s, size_t len) {
-    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = SIZE_MAX;
+    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = t->guard_head_end = SIZE_MAX;
     if (strcmp(t->lang, "c") != 0 && strcmp(t->lang, "cpp") != 0)
         return;
     size_t a = ifl__skip_c_blank(s, len, 0);
@@ -1000,6 +1003,7 @@ static void ifl__find_guard(ifl_tree *t, const char *s, size_t len) {
     t->guard_if_end = e;
     t->guard_end = end;
     t->guard_end_end = he;
+    t->guard_head_end = de + (e - n0);
 }
 
 /* Text of [a, a + n) of s as the parser sees it: the include guard blanked.
@@ -1550,18 +1554,28 @@ static base_status ifl__settle(ifl_tree *t, const char *s, size_t len, size_t i,
              * three or more (JSX text over several lines in column 0, each
              * line parsing alone), and the cuts between its middle pieces
              * then look sound. Tried only when the two alone do not mend
-             * and their trial says a wider one may (ifl__merge_mends). */
+             * and their trial says a wider one may (ifl__merge_mends), with
+             * twice the segments each time, up to t->mend_bytes: a bound in
+             * bytes, not segments, so that a construct mends alike however
+             * finely the text is cut (fuzz finding 30: a Lua function whose
+             * body of column-0 lines was seven one-line segments). */
             TSTree *mended = NULL;
             size_t m = 1, len_m = t->segs[k].len + t->segs[k + 1].len, edited_to = 0;
             for (;;) {
                 bool wider = false;
                 if ((st = ifl__merge_mends(t, s, k, m, &mended, &wider, &edited_to)) != BASE_OK)
                     return st;
-                if (mended || !wider || m >= IFL__SEG_MEND_SPAN || k + m + 1 >= t->nseg ||
-                    len_m + t->segs[k + m + 1].len > IFL__SEG_MERGE_MAX)
+                if (mended || !wider)
                     break;
-                len_m += t->segs[k + m + 1].len;
-                m++;
+                size_t n = m;
+                while (n < 2 * m && k + n + 1 < t->nseg &&
+                       len_m + t->segs[k + n + 1].len <= t->mend_bytes) {
+                    n++;
+                    len_m += t->segs[k + n].len;
+                }
+                if (n == m)
+                    break;
+                m = n;
             }
             if (!mended) {
                 /* The trial parsed edited segments after k + 1: their cuts
@@ -1699,13 +1713,14 @@ void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
     }
     if (t->guard_if != SIZE_MAX) {
         long d = (long)ev->new_end_byte - (long)ev->old_end_byte;
-        size_t *r[4] = {&t->guard_if, &t->guard_if_end, &t->guard_end, &t->guard_end_end};
+        size_t *r[5] = {&t->guard_if, &t->guard_if_end, &t->guard_end, &t->guard_end_end,
+                        &t->guard_head_end};
         if ((ev->start_byte <= t->guard_if_end && ev->old_end_byte >= t->guard_if) ||
             (ev->start_byte <= t->guard_end_end && ev->old_end_byte >= t->guard_end)) {
             t->rebuild = true; /* the guard itself changed */
             return;
         }
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 5; i++)
             if (*r[i] >= ev->old_end_byte)
                 *r[i] = (size_t)((long)*r[i] + d);
     }
@@ -1764,8 +1779,9 @@ void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
  * decides the guard: which lines are directives and which are hidden in
  * comments or strings. An edit changes that only
  * - by removing bytes (what they were is not known here),
- * - by putting code before the #ifndef or after the #endif (fuzz finding
- *   11: a line moved below the #endif),
+ * - by putting code before the #ifndef's `#define NAME` or after the
+ *   #endif (fuzz finding 11: a line moved below the #endif; finding 29:
+ *   code typed back between the #ifndef and the #define),
  * - on a line with '#': a `;` typed before an `#endif` turns it into a line
  *   that is not a directive (found by fuzz_syntax_edits),
  * - by inserting a comment or string delimiter, a backslash or a line
@@ -1784,8 +1800,8 @@ static bool ifl__delim(char c) {
 static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
     if (strcmp(t->lang, "c") != 0 && strcmp(t->lang, "cpp") != 0)
         return false;
-    bool hit = t->edit_deleted || (t->guard_if != SIZE_MAX &&
-                                   (t->edit_lo < t->guard_if || t->edit_hi > t->guard_end_end));
+    bool hit = t->edit_deleted || (t->guard_if != SIZE_MAX && (t->edit_lo <= t->guard_head_end ||
+                                                               t->edit_hi > t->guard_end_end));
     size_t lo = BASE_MIN(t->edit_lo, len), hi = BASE_MIN(t->edit_hi, len);
     bool nl = hi > lo && memchr(s + lo, '\n', hi - lo) != NULL;
     for (size_t i = lo > 0 ? lo - 1 : 0; i < hi + 1 && i < len && !hit; i++)
@@ -1801,10 +1817,11 @@ static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
     }
     if (!hit)
         return false;
-    size_t was[4] = {t->guard_if, t->guard_if_end, t->guard_end, t->guard_end_end};
+    size_t was[5] = {t->guard_if, t->guard_if_end, t->guard_end, t->guard_end_end,
+                     t->guard_head_end};
     ifl__find_guard(t, s, len);
     return was[0] != t->guard_if || was[1] != t->guard_if_end || was[2] != t->guard_end ||
-           was[3] != t->guard_end_end;
+           was[3] != t->guard_end_end || was[4] != t->guard_head_end;
 }
 
 base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {

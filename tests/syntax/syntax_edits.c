@@ -88,6 +88,7 @@ const size_t syntax_edits_nmulti = sizeof(syntax_edits_multi) / sizeof(syntax_ed
 
 size_t syntax_edits_segment_bytes = 0;
 size_t syntax_edits_keep_bytes = IFL_TREE_KEEP_BYTES;
+size_t syntax_edits_mend_bytes = IFL_TREE_MEND_BYTES;
 
 /* Inserted fragments: brackets, quotes, newlines and indentation, keywords,
  * identifiers; what typing and pasting produce. */
@@ -201,6 +202,9 @@ static base_status compare_fresh(const char *lang, ifl_tree *t, ifl_tree **ref, 
     bool skip = syntax_edits_skip_errorful && only_clean && parsed && !clean;
     syntax_edits_points++;
     syntax_edits_clean_compared += clean;
+    if (getenv("SYNTAX_EDITS_TRACE"))
+        fprintf(stderr, "update and compare (%s), fresh parse %s\n", what,
+                clean ? "error-free" : "with errors");
     if (clean_out)
         *clean_out = clean;
     if (skip) {
@@ -225,6 +229,8 @@ static base_status compare_fresh(const char *lang, ifl_tree *t, ifl_tree **ref, 
     /* The same tree as an error-free fresh parse has no errors. */
     bool differ = strcmp(a, b) != 0 || (clean && errors != 0);
     syntax_edits_errorful_diffs += differ && !clean;
+    if (differ && getenv("SYNTAX_EDITS_TRACE"))
+        fprintf(stderr, "  differs\n");
     if (differ && (clean || !only_clean)) {
         /* SYNTAX_EDITS_DUMP=FILE: the first differing text, byte for byte. */
         if (*mismatches == 0 && getenv("SYNTAX_EDITS_DUMP")) {
@@ -265,6 +271,10 @@ static base_status apply_edit(ifl_tree *t, base_buf *doc, size_t start, size_t d
         return st;
     ev.new_end_point = point_at(doc->data, start + ins_len);
     ifl_tree_edit(t, &ev);
+    /* SYNTAX_EDITS_TRACE: every edit on stderr, to follow a finding. */
+    if (getenv("SYNTAX_EDITS_TRACE"))
+        fprintf(stderr, "edit at %zu: -%zu +%zu \"%.*s\"\n", start, del, ins_len, (int)ins_len,
+                ins);
     return BASE_OK;
 }
 
@@ -281,6 +291,7 @@ base_status syntax_edits_cut_compare(const char *lang, ifl_tree *whole, const ch
     if (!t)
         return st;
     ifl_tree_set_segment_bytes(t, 1);
+    ifl_tree_set_mend_bytes(t, syntax_edits_mend_bytes);
     char *a = NULL, *b = NULL;
     if ((st = ifl_tree_update(t, text, len)) == BASE_OK) {
         a = ifl_tree_sexp(t, text, len);

@@ -27,6 +27,11 @@ extern size_t syntax_edits_segment_bytes;
  * every seed document. */
 extern size_t syntax_edits_keep_bytes;
 
+/* How far the tree cut at every sound place in syntax_edits_cut_compare
+ * mends a construct cut in pieces (ifl_tree_set_mend_bytes): tests of the
+ * line lexer set it low, so that a misplaced cut shows. */
+extern size_t syntax_edits_mend_bytes;
+
 /* Applies `rounds` random edits drawn from rng to a copy of text and to an
  * ifl_tree, comparing the incremental tree with a fresh parse after every
  * edit batch; counts differing comparisons in *mismatches (and prints the

@@ -162,6 +162,52 @@ static void guard_broken_by_edit(void) {
     }
 }
 
+/* Finding 29: a blank line typed between a C include guard's `#ifndef` and
+ * its `#define` (still a guard), then code typed on it, with no '#' or
+ * delimiter on the line: that is no guard any more, and the edited tree
+ * kept parsing the `#ifndef` and its `#endif` as blanks. Every
+ * configuration, each edit compared with a fresh parse. */
+static void guard_head_typed_into(void) {
+    const char *text = syntax_edits_multi[0].text; /* count.h */
+    const char *at = strstr(text, "#define COUNT_H");
+    CHECK(at != NULL);
+    if (!at)
+        return;
+    size_t off = (size_t)(at - text);
+    for (size_t k = 0; k < BASE_ARRAY_LEN(configs); k++) {
+        base_status st = BASE_OK;
+        ifl_tree *t = ifl_tree_new("c", &st), *ref = NULL;
+        base_buf doc;
+        base_buf_init(&doc);
+        CHECK(t != NULL);
+        if (!t)
+            return;
+        ifl_tree_set_segment_bytes(t, configs[k].seg);
+        ifl_tree_set_keep_bytes(t, configs[k].keep);
+        CHECK_EQ_I(base_buf_append(&doc, text, strlen(text)), BASE_OK);
+        CHECK_EQ_I(ifl_tree_update(t, doc.data, doc.len), BASE_OK);
+        static const struct {
+            size_t at;
+            const char *ins;
+        } edits[] = {{0, " \n"}, {1, "return n;"}};
+        size_t mismatches = 0;
+        for (size_t e = 0; e < BASE_ARRAY_LEN(edits); e++) {
+            CHECK_EQ_I(syntax_edits_apply(t, &doc, off + edits[e].at, 0, edits[e].ins,
+                                          strlen(edits[e].ins)),
+                       BASE_OK);
+            bool clean = false;
+            CHECK_EQ_I(syntax_edits_compare("c", t, &ref, &doc, true, "code typed into a guard",
+                                            &mismatches, &clean),
+                       BASE_OK);
+            CHECK(clean);
+        }
+        CHECK_EQ_U(mismatches, 0);
+        ifl_tree_free(ref);
+        ifl_tree_free(t);
+        base_buf_deinit(&doc);
+    }
+}
+
 /* fuzz_syntax_edits' second finding: JSX text over two lines in column 0,
  * cut at every sound place, is one construct in four segments; the first
  * two merged do not mend it, and the cuts between the text lines look
@@ -834,6 +880,18 @@ static void lua_line_after_return(void) {
     same_at_every_cut("lua", texts, BASE_ARRAY_LEN(texts));
 }
 
+/* Finding 30: a Lua function whose body lines are in column 0, each a
+ * segment of its own when cut at every sound place: the header alone is an
+ * ERROR, and only the pieces up to `end` parsed as one mend it. Merging
+ * tried at most four segments after the header, here seven. */
+static void lua_function_body_in_column_0(void) {
+    static const char *const texts[] = {
+        "function M.f(x)\nlocal a = 1\nlocal b = 2\nlocal c = 3\nlocal d = 4\nlocal e = "
+        "5\nlocal f = 6\nreturn x\nend\nreturn M\n",
+    };
+    same_at_every_cut("lua", texts, BASE_ARRAY_LEN(texts));
+}
+
 /* Found beside fuzz_syntax_edits' finding 24: tree-sitter-c and -cpp know
  * `#include` only; `#include_next` and `#import` are unknown directives,
  * whose argument is raw (a preproc_arg) and stops at a "/" "*" that opens a
@@ -853,11 +911,11 @@ static void include_next_and_import_raw(void) {
  * of up to max_len bytes (3 in ctest; 4, 309,410 texts, by hand) over
  * slashes, stars, backslashes, quotes, brackets, '#', blanks and line
  * breaks (CR LF too), after raw directives and ones read as tokens, inside
- * a conditional whose `#endif` the value may run on over. Six constructs
- * follow that `#endif`, more than merging mends (IFL__SEG_MEND_SPAN), so a
- * cut the line lexer places inside the directive shows as a difference
- * from one tree. Texts with errors are skipped; a cut placed too late costs
- * speed only and shows nowhere here. */
+ * a conditional whose `#endif` the value may run on over. The tree cut at
+ * every sound place mends no construct past two segments (mend bytes 0),
+ * and six constructs follow that `#endif`, so a cut the line lexer places
+ * inside the directive shows as a difference from one tree. Texts with errors are skipped; a cut
+ * placed too late costs speed only and shows nowhere here. */
 enum { DIRECTIVE_VALUE_MAX = 6 };
 
 /* s with its line breaks and backslashes escaped, in out (2 bytes per byte
@@ -888,6 +946,7 @@ static void directive_value_ends(size_t max_len) {
     if (!whole)
         return;
     ifl_tree_set_segment_bytes(whole, 0);
+    syntax_edits_mend_bytes = 0;
     size_t clean = 0, texts = 0, differ = 0;
     for (size_t h = 0; h < BASE_ARRAY_LEN(heads); h++) {
         for (size_t len = 0; len <= max_len && len <= DIRECTIVE_VALUE_MAX; len++) {
@@ -919,6 +978,7 @@ static void directive_value_ends(size_t max_len) {
     }
     fprintf(stderr, "directive_value_ends: %zu texts, %zu error-free, %zu differ\n", texts, clean,
             differ);
+    syntax_edits_mend_bytes = IFL_TREE_MEND_BYTES;
     CHECK_EQ_U(differ, 0);
     /* Most values parse cleanly: the check is not vacuous. */
     CHECK(clean * 2 >= texts);
@@ -999,6 +1059,7 @@ int main(int argc, char **argv) {
     uint64_t seed = argc > 2 ? (uint64_t)strtoull(argv[2], NULL, 10) : 1000;
     base_log_set_level(BASE_LOG_WARN);
     guard_broken_by_edit();
+    guard_head_typed_into();
     jsx_text_over_lines();
     template_after_undo();
     java_reparse_after_undo();
@@ -1028,6 +1089,7 @@ int main(int argc, char **argv) {
     python_line_continuation_after_decorator();
     rust_inner_attribute_not_shebang();
     lua_line_after_return();
+    lua_function_body_in_column_0();
     directive_value_ends(argc > 3 ? (size_t)atoi(argv[3]) : 3);
     size_t compared = 0;
     /* One tree per buffer, then segments cut at every sound place (the
