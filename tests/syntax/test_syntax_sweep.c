@@ -501,10 +501,68 @@ static void sweep_token_pairs(const char *lang, ifl_tree *whole, const char *see
                 }
 }
 
+/* The incremental path: one tree of lang, cut at every sound place or at
+ * the default size, with every tree kept or only the focus's, edited by
+ * each token typed in at every line start (every byte with every_byte) and
+ * taken out again, compared with a fresh parse after each of the two
+ * edits. The tree lives through all of them, as a buffer's does. */
+static size_t edit_compares, edit_clean, edit_differ;
+
+static void sweep_edits(const char *lang, const char *seed, const char *const *tok,
+                        bool every_byte) {
+    static const struct {
+        size_t seg, keep;
+    } configs[] = {{1, IFL_TREE_KEEP_BYTES}, {1, 0}, {IFL_TREE_SEGMENT_BYTES, 0}};
+    size_t sl = strlen(seed);
+    for (size_t k = 0; k < BASE_ARRAY_LEN(configs); k++) {
+        base_status st = BASE_OK;
+        ifl_tree *t = ifl_tree_new(lang, &st), *ref = NULL;
+        CHECK(t != NULL);
+        if (!t)
+            return;
+        ifl_tree_set_segment_bytes(t, configs[k].seg);
+        ifl_tree_set_keep_bytes(t, configs[k].keep);
+        base_buf doc;
+        base_buf_init(&doc);
+        CHECK_EQ_I(base_buf_append(&doc, seed, sl), BASE_OK);
+        CHECK_EQ_I(ifl_tree_update(t, doc.data, doc.len), BASE_OK);
+        size_t mismatches = 0;
+        for (const char *const *tk = tok; *tk; tk++) {
+            char v[64];
+            size_t n = strlen(*tk);
+            memcpy(v, *tk, n);
+            v[n] = '\n';
+            for (size_t p = 0; p <= sl; p++) {
+                bool line_start = p == 0 || seed[p - 1] == '\n';
+                if (!every_byte && !line_start)
+                    continue;
+                for (size_t w = n; w <= n + line_start; w++) {
+                    bool c1 = false, c2 = false;
+                    CHECK_EQ_I(syntax_edits_apply(t, &doc, p, 0, v, w), BASE_OK);
+                    CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, "token typed",
+                                                    &mismatches, &c1),
+                               BASE_OK);
+                    CHECK_EQ_I(syntax_edits_apply(t, &doc, p, w, "", 0), BASE_OK);
+                    CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, "token taken out",
+                                                    &mismatches, &c2),
+                               BASE_OK);
+                    edit_compares += 2;
+                    edit_clean += c1 + c2;
+                }
+            }
+        }
+        edit_differ += mismatches;
+        ifl_tree_free(ref);
+        ifl_tree_free(t);
+        base_buf_deinit(&doc);
+    }
+}
+
 int main(int argc, char **argv) {
     size_t max_len = argc > 1 ? (size_t)atoi(argv[1]) : 2;
     const char *only = argc > 2 && strcmp(argv[2], "all") != 0 ? argv[2] : NULL;
     size_t apart = argc > 3 ? (size_t)atoi(argv[3]) : 1;
+    bool every_byte = argc > 4 && strcmp(argv[4], "bytes") == 0;
     base_log_set_level(BASE_LOG_WARN);
     size_t langs = 0;
     for (size_t i = 0; i < BASE_ARRAY_LEN(alphabets); i++) {
@@ -527,6 +585,10 @@ int main(int argc, char **argv) {
         CHECK(strcmp(tokens[i].lang, alphabets[i].lang) == 0);
         sweep_tokens(alphabets[i].lang, whole, seed, tokens[i].tok);
         sweep_token_pairs(alphabets[i].lang, whole, seed, tokens[i].tok, apart);
+        size_t e0 = edit_compares, ec0 = edit_clean, ed0 = edit_differ;
+        sweep_edits(alphabets[i].lang, seed, tokens[i].tok, every_byte);
+        fprintf(stderr, "%-10s %6zu edits compared, %5zu error-free, %zu differ\n",
+                alphabets[i].lang, edit_compares - e0, edit_clean - ec0, edit_differ - ed0);
         fprintf(stderr, "%-10s %6zu texts, %5zu error-free, %zu differ\n", alphabets[i].lang,
                 texts - t0, clean - c0, differ - d0);
         /* Some of each language's texts parse cleanly: the check is not
@@ -537,5 +599,6 @@ int main(int argc, char **argv) {
     }
     CHECK(langs > 0);
     CHECK_EQ_U(differ, 0);
+    CHECK_EQ_U(edit_differ, 0);
     return check_finish("test_syntax_sweep");
 }
