@@ -4,14 +4,16 @@
  * byte of a shorter alphabet at every byte, every one of the language's
  * multi-byte tokens at every byte and line start, and every pair of tokens
  * as lines at most `apart` lines from each other; each text that one tree
- * parses without errors must read the same cut at every sound place. Where
+ * parses without errors must read the same cut at every sound place. And
+ * on the incremental path, each token typed in at every line start (every
+ * byte with `bytes`) of one long-lived tree and taken out again. Where
  * fuzz_syntax_edits finds one text by chance, the sweep finds the classes
  * near the seeds' constructs at once: it found a Python line continuation
  * after a decorator, a Rust `#![attr]` and a Lua `#` line read as a
  * shebang, Lua's `return` with its value on the next line, and a C `case`
  * label in column 0 taking the declaration after it. Deterministic.
- * Usage: test_syntax_sweep [max_len [lang|all [apart]]] (by hand: 3 all 6;
- * CI: 2 all 1). */
+ * Usage: test_syntax_sweep [max_len [lang|all [apart [bytes]]]] (by hand:
+ * 3 all 6 bytes; CI: 2 all 1). */
 #include "check.h"
 #include "syntax.h"
 #include "syntax_edits.h"
