@@ -6,7 +6,8 @@
  * as lines at most `apart` lines from each other; each text that one tree
  * parses without errors must read the same cut at every sound place. And
  * on the incremental path, each token typed in at every line start (every
- * byte with `bytes`) of one long-lived tree and taken out again. Where
+ * byte with `bytes`) of one long-lived tree and taken out again, and every
+ * line moved before every other and back, copied there and taken out. Where
  * fuzz_syntax_edits finds one text by chance, the sweep finds the classes
  * near the seeds' constructs at once: it found a Python line continuation
  * after a decorator, a Rust `#![attr]` and a Lua `#` line read as a
@@ -560,6 +561,77 @@ static void sweep_edits(const char *lang, const char *seed, const char *const *t
     }
 }
 
+/* Lines moved and copied on the incremental path: on one long-lived tree
+ * of lang per configuration, every line of seed moved before every other
+ * line and back, and copied there and taken out, each edit compared with a
+ * fresh parse (a move is two edits, as an editor sends it). */
+static void sweep_line_moves(const char *lang, const char *seed) {
+    static const struct {
+        size_t seg, keep;
+    } configs[] = {{1, IFL_TREE_KEEP_BYTES}, {1, 0}, {IFL_TREE_SEGMENT_BYTES, 0}};
+    size_t sl = strlen(seed), starts[256], ns = 0;
+    for (size_t p = 0; p < sl && ns + 1 < BASE_ARRAY_LEN(starts); p++)
+        if (p == 0 || seed[p - 1] == '\n')
+            starts[ns++] = p;
+    starts[ns] = sl;
+    for (size_t k = 0; k < BASE_ARRAY_LEN(configs); k++) {
+        base_status st = BASE_OK;
+        ifl_tree *t = ifl_tree_new(lang, &st), *ref = NULL;
+        CHECK(t != NULL);
+        if (!t)
+            return;
+        ifl_tree_set_segment_bytes(t, configs[k].seg);
+        ifl_tree_set_keep_bytes(t, configs[k].keep);
+        base_buf doc;
+        base_buf_init(&doc);
+        CHECK_EQ_I(base_buf_append(&doc, seed, sl), BASE_OK);
+        CHECK_EQ_I(ifl_tree_update(t, doc.data, doc.len), BASE_OK);
+        size_t mismatches = 0;
+        for (size_t i = 0; i < ns; i++) {
+            size_t a = starts[i], n = starts[i + 1] - a;
+            char line[512];
+            if (n == 0 || n > sizeof line || seed[a + n - 1] != '\n')
+                continue;
+            memcpy(line, seed + a, n);
+            for (size_t j = 0; j <= ns; j++) {
+                if (j == i || j == i + 1)
+                    continue;
+                /* Moved: taken out at a, put in before line j (whose start
+                 * moved up by n when it lies after a); then back. */
+                size_t to = starts[j] > a ? starts[j] - n : starts[j];
+                bool c = false;
+                const struct {
+                    size_t at, del;
+                    bool ins;
+                    const char *what;
+                } steps[] = {
+                    {a, n, false, "line moved: taken out"},
+                    {to, 0, true, "line moved: put in"},
+                    {to, n, false, "line moved back: taken out"},
+                    {a, 0, true, "line moved back: put in"},
+                    {starts[j], 0, true, "line copied"},
+                    {starts[j], n, false, "copy taken out"},
+                };
+                for (size_t e = 0; e < BASE_ARRAY_LEN(steps); e++) {
+                    CHECK_EQ_I(syntax_edits_apply(t, &doc, steps[e].at, steps[e].del,
+                                                  steps[e].ins ? line : "", steps[e].ins ? n : 0),
+                               BASE_OK);
+                    CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, steps[e].what,
+                                                    &mismatches, &c),
+                               BASE_OK);
+                    edit_compares++;
+                    edit_clean += c;
+                }
+            }
+        }
+        CHECK(doc.len == sl && memcmp(doc.data, seed, sl) == 0);
+        edit_differ += mismatches;
+        ifl_tree_free(ref);
+        ifl_tree_free(t);
+        base_buf_deinit(&doc);
+    }
+}
+
 int main(int argc, char **argv) {
     size_t max_len = argc > 1 ? (size_t)atoi(argv[1]) : 2;
     const char *only = argc > 2 && strcmp(argv[2], "all") != 0 ? argv[2] : NULL;
@@ -589,6 +661,7 @@ int main(int argc, char **argv) {
         sweep_token_pairs(alphabets[i].lang, whole, seed, tokens[i].tok, apart);
         size_t e0 = edit_compares, ec0 = edit_clean, ed0 = edit_differ;
         sweep_edits(alphabets[i].lang, seed, tokens[i].tok, every_byte);
+        sweep_line_moves(alphabets[i].lang, seed);
         fprintf(stderr, "%-10s %6zu edits compared, %5zu error-free, %zu differ\n",
                 alphabets[i].lang, edit_compares - e0, edit_clean - ec0, edit_differ - ed0);
         fprintf(stderr, "%-10s %6zu texts, %5zu error-free, %zu differ\n", alphabets[i].lang,
