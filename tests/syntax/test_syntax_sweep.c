@@ -6,15 +6,16 @@
  * as lines at most `apart` lines from each other; each text that one tree
  * parses without errors must read the same cut at every sound place. And
  * on the incremental path, each token typed in at every line start (every
- * byte with `bytes`) of one long-lived tree and taken out again, and every
- * line moved before every other and back, copied there and taken out. Where
- * fuzz_syntax_edits finds one text by chance, the sweep finds the classes
- * near the seeds' constructs at once: it found a Python line continuation
- * after a decorator, a Rust `#![attr]` and a Lua `#` line read as a
- * shebang, Lua's `return` with its value on the next line, and a C `case`
- * label in column 0 taking the declaration after it. Deterministic.
- * Usage: test_syntax_sweep [max_len [lang|all [apart [bytes]]]] (by hand:
- * 3 all 6 bytes; CI: 2 all 1). */
+ * byte with `bytes`; a keystroke at a time with `typed`) of one long-lived
+ * tree and taken out again, and every line moved before every other and
+ * back, copied there and taken out. Where fuzz_syntax_edits finds one text
+ * by chance, the sweep finds the classes near the seeds' constructs at
+ * once: it found a Python line continuation after a decorator, a Rust
+ * `#![attr]` and a Lua `#` line read as a shebang, Lua's `return` with its
+ * value on the next line, and a C `case` label in column 0 taking the
+ * declaration after it. Deterministic.
+ * Usage: test_syntax_sweep [max_len [lang|all [apart [bytes|typed]]]] (by
+ * hand: 3 all 6 bytes, 1 all 0 typed; CI: 2 all 1). */
 #include "check.h"
 #include "syntax.h"
 #include "syntax_edits.h"
@@ -511,8 +512,8 @@ static void sweep_token_pairs(const char *lang, ifl_tree *whole, const char *see
  * edits. The tree lives through all of them, as a buffer's does. */
 static size_t edit_compares, edit_clean, edit_differ;
 
-static void sweep_edits(const char *lang, const char *seed, const char *const *tok,
-                        bool every_byte) {
+static void sweep_edits(const char *lang, const char *seed, const char *const *tok, bool every_byte,
+                        bool typed) {
     static const struct {
         size_t seg, keep;
     } configs[] = {{1, IFL_TREE_KEEP_BYTES}, {1, 0}, {IFL_TREE_SEGMENT_BYTES, 0}};
@@ -540,17 +541,27 @@ static void sweep_edits(const char *lang, const char *seed, const char *const *t
                 if (!every_byte && !line_start)
                     continue;
                 for (size_t w = n; w <= n + line_start; w++) {
-                    bool c1 = false, c2 = false;
-                    CHECK_EQ_I(syntax_edits_apply(t, &doc, p, 0, v, w), BASE_OK);
-                    CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, "token typed",
-                                                    &mismatches, &c1),
-                               BASE_OK);
-                    CHECK_EQ_I(syntax_edits_apply(t, &doc, p, w, "", 0), BASE_OK);
-                    CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, "token taken out",
-                                                    &mismatches, &c2),
-                               BASE_OK);
-                    edit_compares += 2;
-                    edit_clean += c1 + c2;
+                    /* In one edit each way, or (typed) a keystroke at a
+                     * time, then backspaced. */
+                    size_t step = typed ? 1 : w;
+                    for (size_t d = 0; d < w; d += step) {
+                        bool c = false;
+                        CHECK_EQ_I(syntax_edits_apply(t, &doc, p + d, 0, v + d, step), BASE_OK);
+                        CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, "token typed",
+                                                        &mismatches, &c),
+                                   BASE_OK);
+                        edit_compares++;
+                        edit_clean += c;
+                    }
+                    for (size_t d = w; d > 0; d -= step) {
+                        bool c = false;
+                        CHECK_EQ_I(syntax_edits_apply(t, &doc, p + d - step, step, "", 0), BASE_OK);
+                        CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true,
+                                                        "token taken out", &mismatches, &c),
+                                   BASE_OK);
+                        edit_compares++;
+                        edit_clean += c;
+                    }
                 }
             }
         }
@@ -637,6 +648,7 @@ int main(int argc, char **argv) {
     const char *only = argc > 2 && strcmp(argv[2], "all") != 0 ? argv[2] : NULL;
     size_t apart = argc > 3 ? (size_t)atoi(argv[3]) : 1;
     bool every_byte = argc > 4 && strcmp(argv[4], "bytes") == 0;
+    bool typed = argc > 4 && strcmp(argv[4], "typed") == 0;
     base_log_set_level(BASE_LOG_WARN);
     size_t langs = 0;
     for (size_t i = 0; i < BASE_ARRAY_LEN(alphabets); i++) {
@@ -660,7 +672,7 @@ int main(int argc, char **argv) {
         sweep_tokens(alphabets[i].lang, whole, seed, tokens[i].tok);
         sweep_token_pairs(alphabets[i].lang, whole, seed, tokens[i].tok, apart);
         size_t e0 = edit_compares, ec0 = edit_clean, ed0 = edit_differ;
-        sweep_edits(alphabets[i].lang, seed, tokens[i].tok, every_byte);
+        sweep_edits(alphabets[i].lang, seed, tokens[i].tok, every_byte, typed);
         sweep_line_moves(alphabets[i].lang, seed);
         fprintf(stderr, "%-10s %6zu edits compared, %5zu error-free, %zu differ\n",
                 alphabets[i].lang, edit_compares - e0, edit_clean - ec0, edit_differ - ed0);
