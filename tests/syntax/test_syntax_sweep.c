@@ -15,7 +15,8 @@
  * value on the next line, and a C `case` label in column 0 taking the
  * declaration after it. Deterministic.
  * Usage: test_syntax_sweep [max_len [lang|all [apart [bytes|typed]]]] (by
- * hand: 3 all 6 bytes, 1 all 0 typed; CI: 2 all 1). */
+ * hand: 3 all 6 bytes, 1 all 0 typed; CI: 2 all 1), or
+ * test_syntax_sweep file LANG FILE... (by hand, real files). */
 #include "check.h"
 #include "syntax.h"
 #include "syntax_edits.h"
@@ -643,7 +644,105 @@ static void sweep_line_moves(const char *lang, const char *seed) {
     }
 }
 
+/* By hand, real files: `test_syntax_sweep file LANG FILE...` types each of
+ * the language's tokens (as it is, and as a line) in at every stride-th line
+ * start of each file and takes it out, and moves every stride-th line a few
+ * lines down and back, on one incrementally edited tree at the default
+ * segment size with only the focus's trees kept, each edit compared with a
+ * fresh parse. The seeds are small; real files have many segments. */
+static int sweep_files(const char *lang, char **paths, int n) {
+    size_t li = 0;
+    while (li < BASE_ARRAY_LEN(tokens) && strcmp(tokens[li].lang, lang) != 0)
+        li++;
+    CHECK(li < BASE_ARRAY_LEN(tokens));
+    if (li == BASE_ARRAY_LEN(tokens))
+        return check_finish("test_syntax_sweep");
+    for (int f = 0; f < n; f++) {
+        FILE *fp = fopen(paths[f], "rb");
+        if (!fp)
+            continue;
+        static char buf[1 << 20];
+        size_t len = fread(buf, 1, sizeof buf - 1, fp);
+        fclose(fp);
+        buf[len] = 0;
+        if (memchr(buf, 0, len))
+            continue;
+        base_status st = BASE_OK;
+        ifl_tree *t = ifl_tree_new(lang, &st), *ref = NULL;
+        if (!t)
+            continue;
+        ifl_tree_set_keep_bytes(t, 0);
+        base_buf doc;
+        base_buf_init(&doc);
+        CHECK_EQ_I(base_buf_append(&doc, buf, len), BASE_OK);
+        CHECK_EQ_I(ifl_tree_update(t, doc.data, doc.len), BASE_OK);
+        if (ifl_tree_error_count(t, doc.data, doc.len) != 0) {
+            ifl_tree_free(t);
+            base_buf_deinit(&doc);
+            continue;
+        }
+        size_t starts[1 << 15], ns = 0;
+        for (size_t p = 0; p < len && ns + 1 < BASE_ARRAY_LEN(starts); p++)
+            if (p == 0 || buf[p - 1] == '\n')
+                starts[ns++] = p;
+        starts[ns] = len;
+        size_t stride = ns / 40 + 1, mismatches = 0, c0 = edit_compares;
+        for (size_t i = 0; i < ns; i += stride) {
+            size_t p = starts[i];
+            for (const char *const *tk = tokens[li].tok; *tk; tk++) {
+                char v[64];
+                size_t w = strlen(*tk);
+                memcpy(v, *tk, w);
+                v[w] = '\n';
+                for (size_t x = w; x <= w + 1; x++) {
+                    bool c = false;
+                    CHECK_EQ_I(syntax_edits_apply(t, &doc, p, 0, v, x), BASE_OK);
+                    CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, "token typed",
+                                                    &mismatches, &c),
+                               BASE_OK);
+                    CHECK_EQ_I(syntax_edits_apply(t, &doc, p, x, "", 0), BASE_OK);
+                    CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, "token taken out",
+                                                    &mismatches, &c),
+                               BASE_OK);
+                    edit_compares += 2;
+                }
+            }
+            size_t j = i + 2 + i % 9;
+            size_t ln = starts[i + 1] - p;
+            if (j < ns && ln > 0 && ln < 1024) {
+                char line[1024];
+                memcpy(line, buf + p, ln);
+                size_t to = starts[j] - ln;
+                bool c = false;
+                CHECK_EQ_I(syntax_edits_apply(t, &doc, p, ln, "", 0), BASE_OK);
+                CHECK_EQ_I(syntax_edits_apply(t, &doc, to, 0, line, ln), BASE_OK);
+                CHECK_EQ_I(
+                    syntax_edits_compare(lang, t, &ref, &doc, true, "line moved", &mismatches, &c),
+                    BASE_OK);
+                CHECK_EQ_I(syntax_edits_apply(t, &doc, to, ln, "", 0), BASE_OK);
+                CHECK_EQ_I(syntax_edits_apply(t, &doc, p, 0, line, ln), BASE_OK);
+                CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, "line moved back",
+                                                &mismatches, &c),
+                           BASE_OK);
+                edit_compares += 2;
+            }
+        }
+        fprintf(stderr, "%s: %zu comparisons, %zu differ\n", paths[f], edit_compares - c0,
+                mismatches);
+        edit_differ += mismatches;
+        ifl_tree_free(ref);
+        ifl_tree_free(t);
+        base_buf_deinit(&doc);
+    }
+    CHECK_EQ_U(edit_differ, 0);
+    return check_finish("test_syntax_sweep");
+}
+
 int main(int argc, char **argv) {
+    if (argc > 3 && strcmp(argv[1], "file") == 0) {
+        base_log_set_level(BASE_LOG_WARN);
+        return sweep_files(argv[2], argv + 3, argc - 3);
+    }
     size_t max_len = argc > 1 ? (size_t)atoi(argv[1]) : 2;
     const char *only = argc > 2 && strcmp(argv[2], "all") != 0 ? argv[2] : NULL;
     size_t apart = argc > 3 ? (size_t)atoi(argv[3]) : 1;
