@@ -506,233 +506,172 @@ static void sweep_token_pairs(const char *lang, ifl_tree *whole, const char *see
                 }
 }
 
-/* The incremental path: one tree of lang, cut at every sound place or at
- * the default size, with every tree kept or only the focus's, edited by
- * each token typed in at every line start (every byte with every_byte) and
- * taken out again, compared with a fresh parse after each of the two
- * edits. The tree lives through all of them, as a buffer's does. */
+/* The incremental path: one tree of lang that lives through all of a
+ * sweep's edits, as a buffer's does, compared with a fresh parse after each
+ * edit. */
 static size_t edit_compares, edit_clean, edit_differ;
 
-static void sweep_edits(const char *lang, const char *seed, const char *const *tok, bool every_byte,
-                        bool typed) {
-    static const struct {
-        size_t seg, keep;
-    } configs[] = {{1, IFL_TREE_KEEP_BYTES}, {1, 0}, {IFL_TREE_SEGMENT_BYTES, 0}};
-    size_t sl = strlen(seed);
-    for (size_t k = 0; k < BASE_ARRAY_LEN(configs); k++) {
-        base_status st = BASE_OK;
-        ifl_tree *t = ifl_tree_new(lang, &st), *ref = NULL;
-        CHECK(t != NULL);
-        if (!t)
-            return;
-        ifl_tree_set_segment_bytes(t, configs[k].seg);
-        ifl_tree_set_keep_bytes(t, configs[k].keep);
-        base_buf doc;
-        base_buf_init(&doc);
-        CHECK_EQ_I(base_buf_append(&doc, seed, sl), BASE_OK);
-        CHECK_EQ_I(ifl_tree_update(t, doc.data, doc.len), BASE_OK);
-        size_t mismatches = 0;
-        for (const char *const *tk = tok; *tk; tk++) {
-            char v[64];
-            size_t n = strlen(*tk);
-            memcpy(v, *tk, n);
-            v[n] = '\n';
-            for (size_t p = 0; p <= sl; p++) {
-                bool line_start = p == 0 || seed[p - 1] == '\n';
-                if (!every_byte && !line_start)
-                    continue;
-                for (size_t w = n; w <= n + line_start; w++) {
-                    /* In one edit each way, or (typed) a keystroke at a
-                     * time, then backspaced. */
-                    size_t step = typed ? 1 : w;
-                    for (size_t d = 0; d < w; d += step) {
-                        bool c = false;
-                        CHECK_EQ_I(syntax_edits_apply(t, &doc, p + d, 0, v + d, step), BASE_OK);
-                        CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, "token typed",
-                                                        &mismatches, &c),
-                                   BASE_OK);
-                        edit_compares++;
-                        edit_clean += c;
-                    }
-                    for (size_t d = w; d > 0; d -= step) {
-                        bool c = false;
-                        CHECK_EQ_I(syntax_edits_apply(t, &doc, p + d - step, step, "", 0), BASE_OK);
-                        CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true,
-                                                        "token taken out", &mismatches, &c),
-                                   BASE_OK);
-                        edit_compares++;
-                        edit_clean += c;
-                    }
-                }
+/* Cut at every sound place or at the default size, with every tree kept or
+ * only the focus's. */
+static const struct {
+    size_t seg, keep;
+} edit_configs[] = {{1, IFL_TREE_KEEP_BYTES}, {1, 0}, {IFL_TREE_SEGMENT_BYTES, 0}};
+
+typedef struct edited {
+    const char *lang;
+    ifl_tree *t, *ref;
+    base_buf doc;
+    size_t mismatches;
+} edited;
+
+/* e holds text in a tree of seg and keep bytes; false when it cannot. */
+static bool edited_open(edited *e, const char *lang, const char *text, size_t len, size_t seg,
+                        size_t keep) {
+    base_status st = BASE_OK;
+    *e = (edited){.lang = lang, .t = ifl_tree_new(lang, &st)};
+    base_buf_init(&e->doc);
+    CHECK(e->t != NULL);
+    if (!e->t)
+        return false;
+    ifl_tree_set_segment_bytes(e->t, seg);
+    ifl_tree_set_keep_bytes(e->t, keep);
+    CHECK_EQ_I(base_buf_append(&e->doc, text, len), BASE_OK);
+    CHECK_EQ_I(ifl_tree_update(e->t, e->doc.data, e->doc.len), BASE_OK);
+    return true;
+}
+
+/* Replaces del bytes at `at` by ins[0..n) and compares (what: for the
+ * report of a difference). */
+static void edited_edit(edited *e, size_t at, size_t del, const char *ins, size_t n,
+                        const char *what) {
+    bool c = false;
+    CHECK_EQ_I(syntax_edits_apply(e->t, &e->doc, at, del, ins, n), BASE_OK);
+    CHECK_EQ_I(
+        syntax_edits_compare(e->lang, e->t, &e->ref, &e->doc, true, what, &e->mismatches, &c),
+        BASE_OK);
+    edit_compares++;
+    edit_clean += c;
+}
+
+static void edited_close(edited *e) {
+    edit_differ += e->mismatches;
+    ifl_tree_free(e->ref);
+    ifl_tree_free(e->t);
+    base_buf_deinit(&e->doc);
+}
+
+/* Each token typed in at every line start of seed (every byte with
+ * every_byte) and taken out again: in one edit each way, or (typed) a
+ * keystroke at a time, then backspaced. As it is, and as a line. */
+static void type_tokens(edited *e, const char *seed, const size_t *at, size_t nat,
+                        const char *const *tok, bool typed) {
+    for (const char *const *tk = tok; *tk; tk++) {
+        char v[64];
+        size_t n = strlen(*tk);
+        memcpy(v, *tk, n);
+        v[n] = '\n';
+        for (size_t i = 0; i < nat; i++) {
+            size_t p = at[i];
+            bool line_start = p == 0 || seed[p - 1] == '\n';
+            for (size_t w = n; w <= n + line_start; w++) {
+                size_t step = typed ? 1 : w;
+                for (size_t d = 0; d < w; d += step)
+                    edited_edit(e, p + d, 0, v + d, step, "token typed");
+                for (size_t d = w; d > 0; d -= step)
+                    edited_edit(e, p + d - step, step, "", 0, "token taken out");
             }
         }
-        edit_differ += mismatches;
-        ifl_tree_free(ref);
-        ifl_tree_free(t);
-        base_buf_deinit(&doc);
     }
 }
 
-/* Lines moved and copied on the incremental path: on one long-lived tree
- * of lang per configuration, every line of seed moved before every other
- * line and back, and copied there and taken out, each edit compared with a
- * fresh parse (a move is two edits, as an editor sends it). */
-static void sweep_line_moves(const char *lang, const char *seed) {
-    static const struct {
-        size_t seg, keep;
-    } configs[] = {{1, IFL_TREE_KEEP_BYTES}, {1, 0}, {IFL_TREE_SEGMENT_BYTES, 0}};
-    size_t sl = strlen(seed), starts[256], ns = 0;
-    for (size_t p = 0; p < sl && ns + 1 < BASE_ARRAY_LEN(starts); p++)
-        if (p == 0 || seed[p - 1] == '\n')
-            starts[ns++] = p;
-    starts[ns] = sl;
-    for (size_t k = 0; k < BASE_ARRAY_LEN(configs); k++) {
-        base_status st = BASE_OK;
-        ifl_tree *t = ifl_tree_new(lang, &st), *ref = NULL;
-        CHECK(t != NULL);
-        if (!t)
+/* Line starts of s (and s's end after them) in starts[0..*ns], at most
+ * cap - 1 of them. */
+static void line_starts(const char *s, size_t len, size_t *starts, size_t cap, size_t *ns) {
+    *ns = 0;
+    for (size_t p = 0; p < len && *ns + 1 < cap; p++)
+        if (p == 0 || s[p - 1] == '\n')
+            starts[(*ns)++] = p;
+    starts[*ns] = len;
+}
+
+/* Line i of the text (starts[0..ns]) moved before line j and back, then
+ * copied there and taken out (a move is two edits, as an editor sends it). */
+static void move_line(edited *e, const size_t *starts, size_t ns, size_t i, size_t j, bool copy) {
+    size_t a = starts[i], n = starts[i + 1] - a;
+    char line[1024];
+    if (j > ns || j == i || j == i + 1 || n == 0 || n > sizeof line ||
+        e->doc.data[a + n - 1] != '\n')
+        return;
+    memcpy(line, e->doc.data + a, n);
+    /* Line j's start moves up by n when it lies after a. */
+    size_t to = starts[j] > a ? starts[j] - n : starts[j];
+    edited_edit(e, a, n, "", 0, "line moved: taken out");
+    edited_edit(e, to, 0, line, n, "line moved: put in");
+    edited_edit(e, to, n, "", 0, "line moved back: taken out");
+    edited_edit(e, a, 0, line, n, "line moved back: put in");
+    if (copy) {
+        edited_edit(e, starts[j], 0, line, n, "line copied");
+        edited_edit(e, starts[j], n, "", 0, "copy taken out");
+    }
+}
+
+/* The seed's tokens typed (every line start, or every byte) and every line
+ * moved and copied before every other, in each configuration. */
+static void sweep_edits(const char *lang, const char *seed, const char *const *tok, bool every_byte,
+                        bool typed) {
+    size_t sl = strlen(seed), starts[256], ns = 0, bytes[4096];
+    line_starts(seed, sl, starts, BASE_ARRAY_LEN(starts), &ns);
+    for (size_t p = 0; p <= sl && p < BASE_ARRAY_LEN(bytes); p++)
+        bytes[p] = p;
+    for (size_t k = 0; k < BASE_ARRAY_LEN(edit_configs); k++) {
+        edited e;
+        if (!edited_open(&e, lang, seed, sl, edit_configs[k].seg, edit_configs[k].keep))
             return;
-        ifl_tree_set_segment_bytes(t, configs[k].seg);
-        ifl_tree_set_keep_bytes(t, configs[k].keep);
-        base_buf doc;
-        base_buf_init(&doc);
-        CHECK_EQ_I(base_buf_append(&doc, seed, sl), BASE_OK);
-        CHECK_EQ_I(ifl_tree_update(t, doc.data, doc.len), BASE_OK);
-        size_t mismatches = 0;
-        for (size_t i = 0; i < ns; i++) {
-            size_t a = starts[i], n = starts[i + 1] - a;
-            char line[512];
-            if (n == 0 || n > sizeof line || seed[a + n - 1] != '\n')
-                continue;
-            memcpy(line, seed + a, n);
-            for (size_t j = 0; j <= ns; j++) {
-                if (j == i || j == i + 1)
-                    continue;
-                /* Moved: taken out at a, put in before line j (whose start
-                 * moved up by n when it lies after a); then back. */
-                size_t to = starts[j] > a ? starts[j] - n : starts[j];
-                bool c = false;
-                const struct {
-                    size_t at, del;
-                    bool ins;
-                    const char *what;
-                } steps[] = {
-                    {a, n, false, "line moved: taken out"},
-                    {to, 0, true, "line moved: put in"},
-                    {to, n, false, "line moved back: taken out"},
-                    {a, 0, true, "line moved back: put in"},
-                    {starts[j], 0, true, "line copied"},
-                    {starts[j], n, false, "copy taken out"},
-                };
-                for (size_t e = 0; e < BASE_ARRAY_LEN(steps); e++) {
-                    CHECK_EQ_I(syntax_edits_apply(t, &doc, steps[e].at, steps[e].del,
-                                                  steps[e].ins ? line : "", steps[e].ins ? n : 0),
-                               BASE_OK);
-                    CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, steps[e].what,
-                                                    &mismatches, &c),
-                               BASE_OK);
-                    edit_compares++;
-                    edit_clean += c;
-                }
-            }
-        }
-        CHECK(doc.len == sl && memcmp(doc.data, seed, sl) == 0);
-        edit_differ += mismatches;
-        ifl_tree_free(ref);
-        ifl_tree_free(t);
-        base_buf_deinit(&doc);
+        if (every_byte && sl < BASE_ARRAY_LEN(bytes))
+            type_tokens(&e, seed, bytes, sl + 1, tok, typed);
+        else
+            type_tokens(&e, seed, starts, ns + 1, tok, typed);
+        for (size_t i = 0; i < ns; i++)
+            for (size_t j = 0; j <= ns; j++)
+                move_line(&e, starts, ns, i, j, true);
+        CHECK(e.doc.len == sl && memcmp(e.doc.data, seed, sl) == 0);
+        edited_close(&e);
     }
 }
 
 /* By hand, real files: `test_syntax_sweep file LANG FILE...` types each of
- * the language's tokens (as it is, and as a line) in at every stride-th line
- * start of each file and takes it out, and moves every stride-th line a few
- * lines down and back, on one incrementally edited tree at the default
- * segment size with only the focus's trees kept, each edit compared with a
- * fresh parse. The seeds are small; real files have many segments. */
+ * the language's tokens in at every stride-th line start of each file that
+ * parses without errors and takes it out, and moves every stride-th line a
+ * few lines down and back, at the default segment size with only the
+ * focus's trees kept. The seeds are small; real files have many segments. */
 static int sweep_files(const char *lang, char **paths, int n) {
     size_t li = 0;
     while (li < BASE_ARRAY_LEN(tokens) && strcmp(tokens[li].lang, lang) != 0)
         li++;
     CHECK(li < BASE_ARRAY_LEN(tokens));
-    if (li == BASE_ARRAY_LEN(tokens))
-        return check_finish("test_syntax_sweep");
-    for (int f = 0; f < n; f++) {
+    for (int f = 0; f < n && li < BASE_ARRAY_LEN(tokens); f++) {
+        static char buf[1 << 20];
+        static size_t starts[1 << 16], at[64];
         FILE *fp = fopen(paths[f], "rb");
         if (!fp)
             continue;
-        static char buf[1 << 20];
-        size_t len = fread(buf, 1, sizeof buf - 1, fp);
+        size_t len = fread(buf, 1, sizeof buf - 1, fp), ns = 0, nat = 0;
         fclose(fp);
-        buf[len] = 0;
-        if (memchr(buf, 0, len))
+        edited e;
+        if (memchr(buf, 0, len) || !edited_open(&e, lang, buf, len, IFL_TREE_SEGMENT_BYTES, 0))
             continue;
-        base_status st = BASE_OK;
-        ifl_tree *t = ifl_tree_new(lang, &st), *ref = NULL;
-        if (!t)
-            continue;
-        ifl_tree_set_keep_bytes(t, 0);
-        base_buf doc;
-        base_buf_init(&doc);
-        CHECK_EQ_I(base_buf_append(&doc, buf, len), BASE_OK);
-        CHECK_EQ_I(ifl_tree_update(t, doc.data, doc.len), BASE_OK);
-        if (ifl_tree_error_count(t, doc.data, doc.len) != 0) {
-            ifl_tree_free(t);
-            base_buf_deinit(&doc);
-            continue;
+        if (ifl_tree_error_count(e.t, e.doc.data, e.doc.len) == 0) {
+            line_starts(buf, len, starts, BASE_ARRAY_LEN(starts), &ns);
+            size_t stride = ns / 40 + 1, c0 = edit_compares;
+            for (size_t i = 0; i < ns && nat < BASE_ARRAY_LEN(at); i += stride)
+                at[nat++] = starts[i];
+            type_tokens(&e, buf, at, nat, tokens[li].tok, false);
+            for (size_t i = 0; i < ns; i += stride)
+                move_line(&e, starts, ns, i, i + 2 + i % 9, false);
+            fprintf(stderr, "%s: %zu comparisons, %zu differ\n", paths[f], edit_compares - c0,
+                    e.mismatches);
         }
-        size_t starts[1 << 15], ns = 0;
-        for (size_t p = 0; p < len && ns + 1 < BASE_ARRAY_LEN(starts); p++)
-            if (p == 0 || buf[p - 1] == '\n')
-                starts[ns++] = p;
-        starts[ns] = len;
-        size_t stride = ns / 40 + 1, mismatches = 0, c0 = edit_compares;
-        for (size_t i = 0; i < ns; i += stride) {
-            size_t p = starts[i];
-            for (const char *const *tk = tokens[li].tok; *tk; tk++) {
-                char v[64];
-                size_t w = strlen(*tk);
-                memcpy(v, *tk, w);
-                v[w] = '\n';
-                for (size_t x = w; x <= w + 1; x++) {
-                    bool c = false;
-                    CHECK_EQ_I(syntax_edits_apply(t, &doc, p, 0, v, x), BASE_OK);
-                    CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, "token typed",
-                                                    &mismatches, &c),
-                               BASE_OK);
-                    CHECK_EQ_I(syntax_edits_apply(t, &doc, p, x, "", 0), BASE_OK);
-                    CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, "token taken out",
-                                                    &mismatches, &c),
-                               BASE_OK);
-                    edit_compares += 2;
-                }
-            }
-            size_t j = i + 2 + i % 9;
-            size_t ln = starts[i + 1] - p;
-            if (j < ns && ln > 0 && ln < 1024) {
-                char line[1024];
-                memcpy(line, buf + p, ln);
-                size_t to = starts[j] - ln;
-                bool c = false;
-                CHECK_EQ_I(syntax_edits_apply(t, &doc, p, ln, "", 0), BASE_OK);
-                CHECK_EQ_I(syntax_edits_apply(t, &doc, to, 0, line, ln), BASE_OK);
-                CHECK_EQ_I(
-                    syntax_edits_compare(lang, t, &ref, &doc, true, "line moved", &mismatches, &c),
-                    BASE_OK);
-                CHECK_EQ_I(syntax_edits_apply(t, &doc, to, ln, "", 0), BASE_OK);
-                CHECK_EQ_I(syntax_edits_apply(t, &doc, p, 0, line, ln), BASE_OK);
-                CHECK_EQ_I(syntax_edits_compare(lang, t, &ref, &doc, true, "line moved back",
-                                                &mismatches, &c),
-                           BASE_OK);
-                edit_compares += 2;
-            }
-        }
-        fprintf(stderr, "%s: %zu comparisons, %zu differ\n", paths[f], edit_compares - c0,
-                mismatches);
-        edit_differ += mismatches;
-        ifl_tree_free(ref);
-        ifl_tree_free(t);
-        base_buf_deinit(&doc);
+        edited_close(&e);
     }
     CHECK_EQ_U(edit_differ, 0);
     return check_finish("test_syntax_sweep");
@@ -772,7 +711,6 @@ int main(int argc, char **argv) {
         sweep_token_pairs(alphabets[i].lang, whole, seed, tokens[i].tok, apart);
         size_t e0 = edit_compares, ec0 = edit_clean, ed0 = edit_differ;
         sweep_edits(alphabets[i].lang, seed, tokens[i].tok, every_byte, typed);
-        sweep_line_moves(alphabets[i].lang, seed);
         fprintf(stderr, "%-10s %6zu edits compared, %5zu error-free, %zu differ\n",
                 alphabets[i].lang, edit_compares - e0, edit_clean - ec0, edit_differ - ed0);
         fprintf(stderr, "%-10s %6zu texts, %5zu error-free, %zu differ\n", alphabets[i].lang,
