@@ -284,6 +284,11 @@ TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t le
 
 /* ---- life cycle ----------------------------------------------------------------- */
 
+/* No include guard (ifl_tree's guard_* fields). */
+static void ifl__guard_none(ifl_tree *t) {
+    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = t->guard_head_end = SIZE_MAX;
+}
+
 /* INFILLD_TREE_KEEP_BYTES overrides IFL_TREE_KEEP_BYTES ("all": keep every
  * tree), for A/B runs of the daemon's memory (docs/perf/syntax.md). */
 static size_t ifl__keep_bytes = IFL_TREE_KEEP_BYTES;
@@ -323,7 +328,7 @@ ifl_tree *ifl_tree_new(const char *language, base_status *err) {
     }
     t->ts = ts;
     t->rebuild = true;
-    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = t->guard_head_end = SIZE_MAX;
+    ifl__guard_none(t);
     t->cap_comment = t->cap_string = t->cap_body = UINT32_MAX;
     for (size_t i = 0; i < gr_language_count(); i++)
         if (strcmp(gr_language_name(i), language) == 0)
@@ -388,7 +393,7 @@ void ifl_tree_reset(ifl_tree *t) {
     t->dirty = t->timed_out = t->edited = t->edit_deleted = false;
     t->errors = -1;
     t->focus = 0;
-    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = t->guard_head_end = SIZE_MAX;
+    ifl__guard_none(t);
     /* ifl__parse leaves the parser reset after every parse, stopped or not;
      * once more costs nothing. */
     if (t->parser)
@@ -951,7 +956,7 @@ static size_t ifl__directive(const char *s, size_t len, size_t i, const char *wo
  * parser too and can be cut into segments; the guard wraps the whole file
  * and says nothing about the code. */
 static void ifl__find_guard(ifl_tree *t, const char *s, size_t len) {
-    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = t->guard_head_end = SIZE_MAX;
+    ifl__guard_none(t);
     if (strcmp(t->lang, "c") != 0 && strcmp(t->lang, "cpp") != 0)
         return;
     size_t a = ifl__skip_c_blank(s, len, 0);
