@@ -23,6 +23,15 @@ typedef struct ifl__seg {
     size_t split_len; /* length when a cut found nothing to cut at; 0: none */
 } ifl__seg;
 
+/* A C/C++ include guard, parsed as blanks (if_start is SIZE_MAX when
+ * none): the `#ifndef NAME` at [if_start, if_end) and the `#endif` at
+ * [endif_start, endif_end); the `#define NAME` after the #ifndef, which
+ * makes it a guard, ends at head_end. Only offsets, so that a copy
+ * compares with memcmp. */
+typedef struct ifl__include_guard {
+    size_t if_start, if_end, endif_start, endif_end, head_end;
+} ifl__include_guard;
+
 struct ifl_tree {
     const char *lang;     /* canonical name, static */
     const TSLanguage *ts; /* borrowed, static */
@@ -40,11 +49,7 @@ struct ifl_tree {
      * the byte of the last edit or tree read (SIZE_MAX: all of them). */
     size_t keep_bytes, focus;
     bool restored; /* a read parsed an evicted segment again since then */
-    /* A C/C++ include guard, parsed as blanks (SIZE_MAX when none): the
-     * `#ifndef NAME` at [guard_if, guard_if_end) and the `#endif` at
-     * [guard_end, guard_end_end); the `#define NAME` after the #ifndef, which
-     * makes it a guard, ends at guard_head_end. */
-    size_t guard_if, guard_if_end, guard_end, guard_end_end, guard_head_end;
+    ifl__include_guard guard;
     /* Bytes edited since the last update, in current offsets (a union), so
      * that an edit of a preprocessor line looks for the guard again. */
     size_t edit_lo, edit_hi;

@@ -284,9 +284,9 @@ TSTree *ifl__parse(ifl_tree *t, const TSTree *old, const char *text, uint32_t le
 
 /* ---- life cycle ----------------------------------------------------------------- */
 
-/* No include guard (ifl_tree's guard_* fields). */
+/* No include guard. */
 static void ifl__guard_none(ifl_tree *t) {
-    t->guard_if = t->guard_if_end = t->guard_end = t->guard_end_end = t->guard_head_end = SIZE_MAX;
+    t->guard = (ifl__include_guard){SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
 }
 
 /* INFILLD_TREE_KEEP_BYTES overrides IFL_TREE_KEEP_BYTES ("all": keep every
@@ -909,10 +909,10 @@ static bool ifl__lexpos_settled(const ifl__lexpos *p) {
  * conditionals. */
 static void ifl__lexpos_for(ifl__lexpos *p, const ifl_tree *t, const char *s) {
     ifl__lexpos_init(p, t->lang);
-    if (t->guard_if != SIZE_MAX) {
+    if (t->guard.if_start != SIZE_MAX) {
         p->doc = s;
-        p->skip1 = t->guard_if;
-        p->skip2 = t->guard_end;
+        p->skip1 = t->guard.if_start;
+        p->skip2 = t->guard.endif_start;
     }
 }
 
@@ -1004,11 +1004,7 @@ static void ifl__find_guard(ifl_tree *t, const char *s, size_t len) {
     size_t he = ifl__directive(s, len, h, "endif");
     if (!he || ifl__skip_c_blank(s, len, he) != len)
         return;
-    t->guard_if = a;
-    t->guard_if_end = e;
-    t->guard_end = end;
-    t->guard_end_end = he;
-    t->guard_head_end = de + (e - n0);
+    t->guard = (ifl__include_guard){a, e, end, he, de + (e - n0)};
 }
 
 /* Text of [a, a + n) of s as the parser sees it: the include guard blanked.
@@ -1016,9 +1012,10 @@ static void ifl__find_guard(ifl_tree *t, const char *s, size_t len) {
 static const char *ifl__parse_text(const ifl_tree *t, const char *s, size_t a, size_t n,
                                    char **copy) {
     *copy = NULL;
-    if (t->guard_if == SIZE_MAX)
+    const ifl__include_guard *gd = &t->guard;
+    if (gd->if_start == SIZE_MAX)
         return s + a;
-    size_t r[2][2] = {{t->guard_if, t->guard_if_end}, {t->guard_end, t->guard_end_end}};
+    size_t r[2][2] = {{gd->if_start, gd->if_end}, {gd->endif_start, gd->endif_end}};
     bool hit = false;
     for (int k = 0; k < 2; k++)
         hit = hit || (r[k][0] < a + n && r[k][1] > a);
@@ -1716,18 +1713,17 @@ void ifl_tree_edit(ifl_tree *t, const lsp_edit_event *ev) {
         t->rebuild = true; /* not an edit of the text the segments follow */
         return;
     }
-    if (t->guard_if != SIZE_MAX) {
-        long d = (long)ev->new_end_byte - (long)ev->old_end_byte;
-        size_t *r[5] = {&t->guard_if, &t->guard_if_end, &t->guard_end, &t->guard_end_end,
-                        &t->guard_head_end};
-        if ((ev->start_byte <= t->guard_if_end && ev->old_end_byte >= t->guard_if) ||
-            (ev->start_byte <= t->guard_end_end && ev->old_end_byte >= t->guard_end)) {
+    ifl__include_guard *gd = &t->guard;
+    if (gd->if_start != SIZE_MAX) {
+        if ((ev->start_byte <= gd->if_end && ev->old_end_byte >= gd->if_start) ||
+            (ev->start_byte <= gd->endif_end && ev->old_end_byte >= gd->endif_start)) {
             t->rebuild = true; /* the guard itself changed */
             return;
         }
-        for (int i = 0; i < 5; i++)
-            if (*r[i] >= ev->old_end_byte)
-                *r[i] = (size_t)((long)*r[i] + d);
+        size_t *f[] = {&gd->if_start, &gd->if_end, &gd->endif_start, &gd->endif_end, &gd->head_end};
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+            if (*f[i] >= ev->old_end_byte)
+                *f[i] = *f[i] - ev->old_end_byte + ev->new_end_byte;
     }
     size_t k = ifl__seg_index(t, ev->start_byte);
     size_t m = ev->old_end_byte > ev->start_byte ? ifl__seg_index(t, ev->old_end_byte - 1) : k;
@@ -1805,8 +1801,9 @@ static bool ifl__delim(char c) {
 static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
     if (strcmp(t->lang, "c") != 0 && strcmp(t->lang, "cpp") != 0)
         return false;
-    bool hit = t->edit_deleted || (t->guard_if != SIZE_MAX && (t->edit_lo <= t->guard_head_end ||
-                                                               t->edit_hi > t->guard_end_end));
+    const ifl__include_guard *gd = &t->guard;
+    bool hit = t->edit_deleted || (gd->if_start != SIZE_MAX &&
+                                   (t->edit_lo <= gd->head_end || t->edit_hi > gd->endif_end));
     size_t lo = BASE_MIN(t->edit_lo, len), hi = BASE_MIN(t->edit_hi, len);
     bool nl = hi > lo && memchr(s + lo, '\n', hi - lo) != NULL;
     for (size_t i = lo > 0 ? lo - 1 : 0; i < hi + 1 && i < len && !hit; i++)
@@ -1822,11 +1819,9 @@ static bool ifl__guard_may_change(ifl_tree *t, const char *s, size_t len) {
     }
     if (!hit)
         return false;
-    size_t was[5] = {t->guard_if, t->guard_if_end, t->guard_end, t->guard_end_end,
-                     t->guard_head_end};
+    ifl__include_guard was = t->guard;
     ifl__find_guard(t, s, len);
-    return was[0] != t->guard_if || was[1] != t->guard_if_end || was[2] != t->guard_end ||
-           was[3] != t->guard_end_end || was[4] != t->guard_head_end;
+    return memcmp(&was, &t->guard, sizeof was) != 0;
 }
 
 base_status ifl_tree_update(ifl_tree *t, const char *text, size_t len) {
