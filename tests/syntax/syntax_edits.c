@@ -278,6 +278,38 @@ static base_status apply_edit(ifl_tree *t, base_buf *doc, size_t start, size_t d
     return BASE_OK;
 }
 
+base_status syntax_edits_doc_open(syntax_edits_doc *e, const char *lang, const char *text,
+                                  size_t len, size_t seg, size_t keep) {
+    base_status st = BASE_OK;
+    *e = (syntax_edits_doc){.lang = lang, .t = ifl_tree_new(lang, &st)};
+    base_buf_init(&e->doc);
+    if (!e->t)
+        return st;
+    ifl_tree_set_segment_bytes(e->t, seg);
+    ifl_tree_set_keep_bytes(e->t, keep);
+    st = base_buf_append(&e->doc, text, len);
+    return st != BASE_OK ? st : ifl_tree_update(e->t, e->doc.data, e->doc.len);
+}
+
+base_status syntax_edits_doc_edit(syntax_edits_doc *e, size_t at, size_t del, const char *ins,
+                                  size_t n, const char *what) {
+    e->last_clean = false;
+    base_status st = apply_edit(e->t, &e->doc, at, del, ins, n);
+    if (st == BASE_OK)
+        st = compare_fresh(e->lang, e->t, &e->ref, &e->doc, true, what, &e->mismatches,
+                           &e->last_clean);
+    e->compares += st == BASE_OK;
+    e->clean += st == BASE_OK && e->last_clean;
+    return st;
+}
+
+void syntax_edits_doc_close(syntax_edits_doc *e) {
+    ifl_tree_free(e->ref);
+    ifl_tree_free(e->t);
+    base_buf_deinit(&e->doc);
+    e->t = e->ref = NULL;
+}
+
 base_status syntax_edits_cut_compare(const char *lang, ifl_tree *whole, const char *text,
                                      size_t len, bool *clean, char **cut, char **one) {
     *clean = false;

@@ -83,4 +83,28 @@ base_status syntax_edits_retype(const char *lang, const char *text, size_t len, 
                                 int sessions, bool only_clean, size_t *mismatches,
                                 size_t *compared);
 
+/* One tree of lang that lives through a run of edits, as a buffer's does,
+ * compared with a fresh parse after each edit. */
+typedef struct syntax_edits_doc {
+    const char *lang;
+    ifl_tree *t, *ref; /* the edited tree and its fresh reference */
+    base_buf doc;
+    size_t compares, clean, mismatches; /* clean: comparisons without errors */
+    bool last_clean;                    /* the last edit's fresh parse had no syntax errors */
+} syntax_edits_doc;
+
+/* e holds text[0..len) in a tree of seg segment bytes that keeps keep
+ * bytes of trees (ifl_tree_set_segment_bytes, ifl_tree_set_keep_bytes).
+ * Close e whatever it returns. */
+base_status syntax_edits_doc_open(syntax_edits_doc *e, const char *lang, const char *text,
+                                  size_t len, size_t seg, size_t keep);
+
+/* Replaces del bytes at `at` by ins[0..n) and compares the edited tree
+ * with a fresh parse (only_clean; what names the edit in the report of a
+ * difference). */
+base_status syntax_edits_doc_edit(syntax_edits_doc *e, size_t at, size_t del, const char *ins,
+                                  size_t n, const char *what);
+
+void syntax_edits_doc_close(syntax_edits_doc *e);
+
 #endif

@@ -174,37 +174,24 @@ static void guard_head_typed_into(void) {
     if (!at)
         return;
     size_t off = (size_t)(at - text);
+    static const struct {
+        size_t at;
+        const char *ins;
+    } edits[] = {{0, " \n"}, {1, "return n;"}};
     for (size_t k = 0; k < BASE_ARRAY_LEN(configs); k++) {
-        base_status st = BASE_OK;
-        ifl_tree *t = ifl_tree_new("c", &st), *ref = NULL;
-        base_buf doc;
-        base_buf_init(&doc);
-        CHECK(t != NULL);
-        if (!t)
-            return;
-        ifl_tree_set_segment_bytes(t, configs[k].seg);
-        ifl_tree_set_keep_bytes(t, configs[k].keep);
-        CHECK_EQ_I(base_buf_append(&doc, text, strlen(text)), BASE_OK);
-        CHECK_EQ_I(ifl_tree_update(t, doc.data, doc.len), BASE_OK);
-        static const struct {
-            size_t at;
-            const char *ins;
-        } edits[] = {{0, " \n"}, {1, "return n;"}};
-        size_t mismatches = 0;
-        for (size_t e = 0; e < BASE_ARRAY_LEN(edits); e++) {
-            CHECK_EQ_I(syntax_edits_apply(t, &doc, off + edits[e].at, 0, edits[e].ins,
-                                          strlen(edits[e].ins)),
+        syntax_edits_doc e;
+        CHECK_EQ_I(
+            syntax_edits_doc_open(&e, "c", text, strlen(text), configs[k].seg, configs[k].keep),
+            BASE_OK);
+        for (size_t i = 0; i < BASE_ARRAY_LEN(edits) && e.t; i++) {
+            CHECK_EQ_I(syntax_edits_doc_edit(&e, off + edits[i].at, 0, edits[i].ins,
+                                             strlen(edits[i].ins), "code typed into a guard"),
                        BASE_OK);
-            bool clean = false;
-            CHECK_EQ_I(syntax_edits_compare("c", t, &ref, &doc, true, "code typed into a guard",
-                                            &mismatches, &clean),
-                       BASE_OK);
-            CHECK(clean);
+            CHECK(e.last_clean);
         }
-        CHECK_EQ_U(mismatches, 0);
-        ifl_tree_free(ref);
-        ifl_tree_free(t);
-        base_buf_deinit(&doc);
+        CHECK_EQ_U(e.compares, BASE_ARRAY_LEN(edits));
+        CHECK_EQ_U(e.mismatches, 0);
+        syntax_edits_doc_close(&e);
     }
 }
 
@@ -687,27 +674,20 @@ static void bash_backslash_after_token(void) {
         {"x2=$y\n\\\nay= a\n=", 12, ""},          /* after a newline */
     };
     for (size_t k = 0; k < BASE_ARRAY_LEN(edits); k++) {
-        base_status st = BASE_OK;
-        ifl_tree *t = ifl_tree_new("bash", &st), *ref = NULL;
-        base_buf doc;
-        base_buf_init(&doc);
-        CHECK(t != NULL);
-        CHECK_EQ_I(base_buf_append(&doc, edits[k].text, strlen(edits[k].text)), BASE_OK);
-        CHECK_EQ_I(ifl_tree_update(t, doc.data, doc.len), BASE_OK);
-        CHECK_EQ_I(syntax_edits_apply(t, &doc, edits[k].at, 0, edits[k].ins, strlen(edits[k].ins)),
+        syntax_edits_doc e;
+        const char *text = edits[k].text, *ins = edits[k].ins;
+        CHECK_EQ_I(syntax_edits_doc_open(&e, "bash", text, strlen(text), IFL_TREE_SEGMENT_BYTES,
+                                         IFL_TREE_KEEP_BYTES),
                    BASE_OK);
-        size_t mismatches = 0;
-        bool clean = false;
-        CHECK_EQ_I(syntax_edits_compare("bash", t, &ref, &doc, true, "backslash after a token",
-                                        &mismatches, &clean),
-                   BASE_OK);
-        CHECK(clean);
-        if (mismatches)
+        if (e.t)
+            CHECK_EQ_I(syntax_edits_doc_edit(&e, edits[k].at, 0, ins, strlen(ins),
+                                             "backslash after a token"),
+                       BASE_OK);
+        CHECK(e.last_clean);
+        if (e.mismatches)
             fprintf(stderr, "bash_backslash_after_token: edit %zu\n", k);
-        CHECK_EQ_U(mismatches, 0);
-        ifl_tree_free(ref);
-        ifl_tree_free(t);
-        base_buf_deinit(&doc);
+        CHECK_EQ_U(e.mismatches, 0);
+        syntax_edits_doc_close(&e);
     }
     /* Validation parses the candidate from the tree too: here its reparse
      * had an ERROR at the end that a fresh parse has not, and the candidate

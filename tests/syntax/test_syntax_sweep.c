@@ -517,53 +517,33 @@ static const struct {
     size_t seg, keep;
 } edit_configs[] = {{1, IFL_TREE_KEEP_BYTES}, {1, 0}, {IFL_TREE_SEGMENT_BYTES, 0}};
 
-typedef struct edited {
-    const char *lang;
-    ifl_tree *t, *ref;
-    base_buf doc;
-    size_t mismatches;
-} edited;
+/* A sweep's edit, checked (what: for the report of a difference). */
+static void edited_edit(syntax_edits_doc *e, size_t at, size_t del, const char *ins, size_t n,
+                        const char *what) {
+    CHECK_EQ_I(syntax_edits_doc_edit(e, at, del, ins, n, what), BASE_OK);
+}
 
 /* e holds text in a tree of seg and keep bytes; false when it cannot. */
-static bool edited_open(edited *e, const char *lang, const char *text, size_t len, size_t seg,
-                        size_t keep) {
-    base_status st = BASE_OK;
-    *e = (edited){.lang = lang, .t = ifl_tree_new(lang, &st)};
-    base_buf_init(&e->doc);
-    CHECK(e->t != NULL);
-    if (!e->t)
-        return false;
-    ifl_tree_set_segment_bytes(e->t, seg);
-    ifl_tree_set_keep_bytes(e->t, keep);
-    CHECK_EQ_I(base_buf_append(&e->doc, text, len), BASE_OK);
-    CHECK_EQ_I(ifl_tree_update(e->t, e->doc.data, e->doc.len), BASE_OK);
-    return true;
+static bool edited_open(syntax_edits_doc *e, const char *lang, const char *text, size_t len,
+                        size_t seg, size_t keep) {
+    base_status st = syntax_edits_doc_open(e, lang, text, len, seg, keep);
+    CHECK_EQ_I(st, BASE_OK);
+    if (st != BASE_OK)
+        syntax_edits_doc_close(e);
+    return st == BASE_OK;
 }
 
-/* Replaces del bytes at `at` by ins[0..n) and compares (what: for the
- * report of a difference). */
-static void edited_edit(edited *e, size_t at, size_t del, const char *ins, size_t n,
-                        const char *what) {
-    bool c = false;
-    CHECK_EQ_I(syntax_edits_apply(e->t, &e->doc, at, del, ins, n), BASE_OK);
-    CHECK_EQ_I(
-        syntax_edits_compare(e->lang, e->t, &e->ref, &e->doc, true, what, &e->mismatches, &c),
-        BASE_OK);
-    edit_compares++;
-    edit_clean += c;
-}
-
-static void edited_close(edited *e) {
+static void edited_close(syntax_edits_doc *e) {
+    edit_compares += e->compares;
+    edit_clean += e->clean;
     edit_differ += e->mismatches;
-    ifl_tree_free(e->ref);
-    ifl_tree_free(e->t);
-    base_buf_deinit(&e->doc);
+    syntax_edits_doc_close(e);
 }
 
 /* Each token typed in at every line start of seed (every byte with
  * every_byte) and taken out again: in one edit each way, or (typed) a
  * keystroke at a time, then backspaced. As it is, and as a line. */
-static void type_tokens(edited *e, const char *seed, const size_t *at, size_t nat,
+static void type_tokens(syntax_edits_doc *e, const char *seed, const size_t *at, size_t nat,
                         const char *const *tok, bool typed) {
     for (const char *const *tk = tok; *tk; tk++) {
         char v[64];
@@ -596,7 +576,8 @@ static void line_starts(const char *s, size_t len, size_t *starts, size_t cap, s
 
 /* Line i of the text (starts[0..ns]) moved before line j and back, then
  * copied there and taken out (a move is two edits, as an editor sends it). */
-static void move_line(edited *e, const size_t *starts, size_t ns, size_t i, size_t j, bool copy) {
+static void move_line(syntax_edits_doc *e, const size_t *starts, size_t ns, size_t i, size_t j,
+                      bool copy) {
     size_t a = starts[i], n = starts[i + 1] - a;
     char line[1024];
     if (j > ns || j == i || j == i + 1 || n == 0 || n > sizeof line ||
@@ -624,7 +605,7 @@ static void sweep_edits(const char *lang, const char *seed, const char *const *t
     for (size_t p = 0; p <= sl && p < BASE_ARRAY_LEN(bytes); p++)
         bytes[p] = p;
     for (size_t k = 0; k < BASE_ARRAY_LEN(edit_configs); k++) {
-        edited e;
+        syntax_edits_doc e;
         if (!edited_open(&e, lang, seed, sl, edit_configs[k].seg, edit_configs[k].keep))
             return;
         if (every_byte && sl < BASE_ARRAY_LEN(bytes))
@@ -657,7 +638,7 @@ static int sweep_files(const char *lang, char **paths, int n) {
             continue;
         size_t len = fread(buf, 1, sizeof buf - 1, fp), ns = 0, nat = 0;
         fclose(fp);
-        edited e;
+        syntax_edits_doc e;
         if (memchr(buf, 0, len) || !edited_open(&e, lang, buf, len, IFL_TREE_SEGMENT_BYTES, 0))
             continue;
         if (ifl_tree_error_count(e.t, e.doc.data, e.doc.len) == 0) {
