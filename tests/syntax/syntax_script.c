@@ -19,15 +19,13 @@ typedef struct {
 } log_entry;
 
 typedef struct {
-    const char *lang;
-    ifl_tree *t, *ref;
-    base_buf doc, base; /* base: the last text checked error-free */
+    syntax_edits_doc d; /* the document, its edited tree and its reference */
+    base_buf base;      /* the last text checked error-free */
     log_entry log[LOG_MAX];
     size_t nlog;
     bool overflow; /* pending edits not all in log */
     const uint8_t *p;
     size_t n, i;
-    size_t *mismatches;
 } script;
 
 static unsigned rd(script *s) { return s->i < s->n ? s->p[s->i++] : 0; }
@@ -54,16 +52,16 @@ static void log_clear(script *s) {
 
 /* A pending edit: logged for the undo. */
 static base_status edit(script *s, size_t start, size_t del, const char *ins, size_t ins_len) {
-    if (start > s->doc.len)
-        start = s->doc.len;
-    if (del > s->doc.len - start)
-        del = s->doc.len - start;
+    if (start > s->d.doc.len)
+        start = s->d.doc.len;
+    if (del > s->d.doc.len - start)
+        del = s->d.doc.len - start;
     if (s->nlog < LOG_MAX && !s->overflow) {
         log_entry *e = &s->log[s->nlog];
         e->del = malloc(del + 1);
         if (!e->del)
             return BASE_ERR_NOMEM;
-        memcpy(e->del, s->doc.data + start, del);
+        memcpy(e->del, s->d.doc.data + start, del);
         e->start = start;
         e->del_len = del;
         e->ins_len = ins_len;
@@ -71,11 +69,12 @@ static base_status edit(script *s, size_t start, size_t del, const char *ins, si
     } else {
         s->overflow = true;
     }
-    return syntax_edits_apply(s->t, &s->doc, start, del, ins, ins_len);
+    return syntax_edits_apply(s->d.t, &s->d.doc, start, del, ins, ins_len);
 }
 
 static base_status check(script *s, const char *what, bool *clean) {
-    return syntax_edits_compare(s->lang, s->t, &s->ref, &s->doc, true, what, s->mismatches, clean);
+    return syntax_edits_compare(s->d.lang, s->d.t, &s->d.ref, &s->d.doc, true, what,
+                                &s->d.mismatches, clean);
 }
 
 /* Back to base: in reverse, one edit per pending one (a reparse between
@@ -87,20 +86,20 @@ static base_status undo(script *s, unsigned style) {
     if (!s->overflow && style % 2 == 0) {
         while (s->nlog && st == BASE_OK) {
             log_entry *e = &s->log[--s->nlog];
-            st = syntax_edits_apply(s->t, &s->doc, e->start, e->ins_len, e->del, e->del_len);
+            st = syntax_edits_apply(s->d.t, &s->d.doc, e->start, e->ins_len, e->del, e->del_len);
             free(e->del);
             if (st == BASE_OK && (style & 2) && s->nlog)
                 st = check(s, "undo step", &clean);
         }
     } else {
-        const char *a = s->doc.data, *b = s->base.data;
-        size_t la = s->doc.len, lb = s->base.len, pre = 0, suf = 0;
+        const char *a = s->d.doc.data, *b = s->base.data;
+        size_t la = s->d.doc.len, lb = s->base.len, pre = 0, suf = 0;
         while (pre < la && pre < lb && a[pre] == b[pre])
             pre++;
         while (suf < la - pre && suf < lb - pre && a[la - 1 - suf] == b[lb - 1 - suf])
             suf++;
         if (la != lb || pre != la)
-            st = syntax_edits_apply(s->t, &s->doc, pre, la - pre - suf, s->base.data + pre,
+            st = syntax_edits_apply(s->d.t, &s->d.doc, pre, la - pre - suf, s->base.data + pre,
                                     lb - pre - suf);
     }
     log_clear(s);
@@ -120,7 +119,7 @@ static base_status settle(script *s, const char *what) {
         return undo(s, rd(s));
     log_clear(s);
     s->base.len = 0;
-    return base_buf_append(&s->base, s->doc.data, s->doc.len);
+    return base_buf_append(&s->base, s->d.doc.data, s->d.doc.len);
 }
 
 static size_t line_start(const base_buf *d, size_t pos) {
@@ -179,24 +178,24 @@ static bool brackets_at(const base_buf *d, size_t pos, size_t *a, size_t *b) {
 }
 
 static base_status op_line(script *s, bool move) {
-    size_t p = rd_pos(s, s->doc.len), q = rd_pos(s, s->doc.len);
-    size_t a = line_start(&s->doc, p), b = line_end(&s->doc, p);
-    if (b == a || (!move && s->doc.len + (b - a) > DOC_MAX))
+    size_t p = rd_pos(s, s->d.doc.len), q = rd_pos(s, s->d.doc.len);
+    size_t a = line_start(&s->d.doc, p), b = line_end(&s->d.doc, p);
+    if (b == a || (!move && s->d.doc.len + (b - a) > DOC_MAX))
         return BASE_OK;
     char *line = malloc(b - a + 1);
     if (!line)
         return BASE_ERR_NOMEM;
-    memcpy(line, s->doc.data + a, b - a);
+    memcpy(line, s->d.doc.data + a, b - a);
     base_status st = BASE_OK;
     size_t n = b - a;
     /* A line without its '\n' (the last one) gets one when pasted. */
     bool nl = line[n - 1] == '\n';
     if (move) {
         st = edit(s, a, n, "", 0);
-        q = q > s->doc.len ? s->doc.len : q;
+        q = q > s->d.doc.len ? s->d.doc.len : q;
     }
     if (st == BASE_OK) {
-        size_t at = line_start(&s->doc, q);
+        size_t at = line_start(&s->d.doc, q);
         st = edit(s, at, 0, line, n);
         if (st == BASE_OK && !nl)
             st = edit(s, at + n, 0, "\n", 1);
@@ -207,13 +206,13 @@ static base_status op_line(script *s, bool move) {
 
 static base_status op_rename(script *s) {
     size_t a, b, c, d;
-    if (!ident_at(&s->doc, rd_pos(s, s->doc.len), &a, &b) ||
-        !ident_at(&s->doc, rd_pos(s, s->doc.len), &c, &d) || s->doc.len + (b - a) > DOC_MAX)
+    if (!ident_at(&s->d.doc, rd_pos(s, s->d.doc.len), &a, &b) ||
+        !ident_at(&s->d.doc, rd_pos(s, s->d.doc.len), &c, &d) || s->d.doc.len + (b - a) > DOC_MAX)
         return BASE_OK;
     char *id = malloc(b - a);
     if (!id)
         return BASE_ERR_NOMEM;
-    memcpy(id, s->doc.data + a, b - a);
+    memcpy(id, s->d.doc.data + a, b - a);
     base_status st = edit(s, c, d - c, id, b - a);
     free(id);
     return st == BASE_OK ? settle(s, "identifier renamed") : st;
@@ -222,16 +221,16 @@ static base_status op_rename(script *s) {
 static base_status op_brackets(script *s) {
     size_t a, b;
     unsigned how = rd(s) % 3;
-    if (!brackets_at(&s->doc, rd_pos(s, s->doc.len), &a, &b))
+    if (!brackets_at(&s->d.doc, rd_pos(s, s->d.doc.len), &a, &b))
         return BASE_OK;
     base_status st = BASE_OK;
     if (how == 0) { /* duplicated after itself */
-        if (s->doc.len + (b - a) > DOC_MAX)
+        if (s->d.doc.len + (b - a) > DOC_MAX)
             return BASE_OK;
         char *r = malloc(b - a);
         if (!r)
             return BASE_ERR_NOMEM;
-        memcpy(r, s->doc.data + a, b - a);
+        memcpy(r, s->d.doc.data + a, b - a);
         st = edit(s, b, 0, r, b - a);
         free(r);
     } else if (how == 1) { /* emptied: "(...)" -> "()" */
@@ -244,24 +243,24 @@ static base_status op_brackets(script *s) {
 
 static base_status op_crlf(script *s) {
     bool all = rd(s) & 1;
-    size_t p = rd_pos(s, s->doc.len);
+    size_t p = rd_pos(s, s->d.doc.len);
     base_status st = BASE_OK;
     if (!all) {
-        size_t e = line_end(&s->doc, p);
-        if (e == 0 || s->doc.data[e - 1] != '\n')
+        size_t e = line_end(&s->d.doc, p);
+        if (e == 0 || s->d.doc.data[e - 1] != '\n')
             return BASE_OK;
-        if (e >= 2 && s->doc.data[e - 2] == '\r')
+        if (e >= 2 && s->d.doc.data[e - 2] == '\r')
             st = edit(s, e - 2, 1, "", 0);
         else
             st = edit(s, e - 1, 0, "\r", 1);
     } else {
         /* Every line end toggled, in one edit over the whole text. */
-        bool crlf = memchr(s->doc.data, '\r', s->doc.len) != NULL;
+        bool crlf = memchr(s->d.doc.data, '\r', s->d.doc.len) != NULL;
         base_buf out;
         base_buf_init(&out);
-        for (size_t k = 0; k < s->doc.len && st == BASE_OK; k++) {
-            char c = s->doc.data[k];
-            if (crlf && c == '\r' && k + 1 < s->doc.len && s->doc.data[k + 1] == '\n')
+        for (size_t k = 0; k < s->d.doc.len && st == BASE_OK; k++) {
+            char c = s->d.doc.data[k];
+            if (crlf && c == '\r' && k + 1 < s->d.doc.len && s->d.doc.data[k + 1] == '\n')
                 continue;
             if (!crlf && c == '\n')
                 st = base_buf_append(&out, "\r", 1);
@@ -269,7 +268,7 @@ static base_status op_crlf(script *s) {
                 st = base_buf_append(&out, &c, 1);
         }
         if (st == BASE_OK && out.len <= DOC_MAX)
-            st = edit(s, 0, s->doc.len, out.data ? out.data : "", out.len);
+            st = edit(s, 0, s->d.doc.len, out.data ? out.data : "", out.len);
         base_buf_deinit(&out);
     }
     return st == BASE_OK ? settle(s, "line ends") : st;
@@ -278,7 +277,7 @@ static base_status op_crlf(script *s) {
 static base_status op_wide(script *s) {
     size_t a, b;
     const char *w = wide[rd(s) % BASE_ARRAY_LEN(wide)];
-    if (!ident_at(&s->doc, rd_pos(s, s->doc.len), &a, &b))
+    if (!ident_at(&s->d.doc, rd_pos(s, s->d.doc.len), &a, &b))
         return BASE_OK;
     base_status st = edit(s, b, 0, w, strlen(w));
     return st == BASE_OK ? settle(s, "multi-byte identifier") : st;
@@ -289,25 +288,25 @@ static base_status op_wide(script *s) {
  * edit: the text ends as it began, compared. Few comparisons in between:
  * they are on errorful text, where nothing can fail. */
 static base_status op_retype(script *s, bool one) {
-    size_t p = rd_pos(s, s->doc.len), n = 1 + rd(s) % 40;
+    size_t p = rd_pos(s, s->d.doc.len), n = 1 + rd(s) % 40;
     unsigned mid = rd(s);
-    if (p + n > s->doc.len)
-        n = s->doc.len - p;
+    if (p + n > s->d.doc.len)
+        n = s->d.doc.len - p;
     if (n == 0)
         return BASE_OK;
     char span[48];
-    memcpy(span, s->doc.data + p, n);
+    memcpy(span, s->d.doc.data + p, n);
     bool clean;
-    base_status st = syntax_edits_apply(s->t, &s->doc, p, n, "", 0);
+    base_status st = syntax_edits_apply(s->d.t, &s->d.doc, p, n, "", 0);
     if (st == BASE_OK && one && (mid & 1))
         st = check(s, "span deleted", &clean);
     if (one) {
         if (st == BASE_OK)
-            st = syntax_edits_apply(s->t, &s->doc, p, 0, span, n);
+            st = syntax_edits_apply(s->d.t, &s->d.doc, p, 0, span, n);
         return st == BASE_OK ? check(s, "span re-inserted", &clean) : st;
     }
     for (size_t k = 0; k < n && st == BASE_OK; k++) {
-        st = syntax_edits_apply(s->t, &s->doc, p + k, 0, span + k, 1);
+        st = syntax_edits_apply(s->d.t, &s->d.doc, p + k, 0, span + k, 1);
         if (st == BASE_OK && (k + 1 == n || k == mid % n))
             st = check(s, "retyping", &clean);
     }
@@ -315,7 +314,7 @@ static base_status op_retype(script *s, bool one) {
 }
 
 static base_status op_bytes(script *s, bool raw) {
-    size_t p = rd_pos(s, s->doc.len);
+    size_t p = rd_pos(s, s->d.doc.len);
     unsigned k = rd(s);
     size_t del = k % 8;
     char ins[8];
@@ -333,30 +332,21 @@ static base_status op_bytes(script *s, bool raw) {
         memcpy(ins, f, n);
         del = k % 3;
     }
-    if (s->doc.len + n > DOC_MAX)
+    if (s->d.doc.len + n > DOC_MAX)
         return BASE_OK;
     return edit(s, p, del, ins, n);
 }
 
 base_status syntax_script_run(const char *lang, const char *text, size_t len, const uint8_t *ops,
                               size_t n, size_t *mismatches) {
-    base_status st = BASE_OK;
     script s;
     memset(&s, 0, sizeof s);
-    s.lang = lang;
     s.p = ops;
     s.n = n;
-    s.mismatches = mismatches;
-    base_buf_init(&s.doc);
     base_buf_init(&s.base);
-    s.t = ifl_tree_new(lang, &st);
-    if (!s.t)
-        goto done;
-    ifl_tree_set_segment_bytes(s.t, syntax_edits_segment_bytes);
-    ifl_tree_set_keep_bytes(s.t, syntax_edits_keep_bytes);
-    if ((st = base_buf_append(&s.doc, text, len)) != BASE_OK ||
-        (st = base_buf_append(&s.base, text, len)) != BASE_OK ||
-        (st = ifl_tree_update(s.t, s.doc.data, s.doc.len)) != BASE_OK)
+    base_status st = syntax_edits_doc_open(&s.d, lang, text, len, syntax_edits_segment_bytes,
+                                           syntax_edits_keep_bytes);
+    if (st != BASE_OK || (st = base_buf_append(&s.base, text, len)) != BASE_OK)
         goto done;
     for (int k = 0; k < SYNTAX_SCRIPT_MAX_OPS && s.i < s.n && st == BASE_OK; k++) {
         bool clean;
@@ -404,10 +394,9 @@ base_status syntax_script_run(const char *lang, const char *text, size_t len, co
     if (st == BASE_OK && (s.nlog || s.overflow))
         st = undo(&s, 0);
 done:
+    *mismatches += s.d.mismatches;
     log_clear(&s);
-    ifl_tree_free(s.ref);
-    ifl_tree_free(s.t);
-    base_buf_deinit(&s.doc);
+    syntax_edits_doc_close(&s.d);
     base_buf_deinit(&s.base);
     return st;
 }
