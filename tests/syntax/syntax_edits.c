@@ -295,11 +295,16 @@ base_status syntax_edits_doc_edit(syntax_edits_doc *e, size_t at, size_t del, co
                                   size_t n, const char *what) {
     e->last_clean = false;
     base_status st = apply_edit(e->t, &e->doc, at, del, ins, n);
-    if (st == BASE_OK)
-        st = compare_fresh(e->lang, e->t, &e->ref, &e->doc, true, what, &e->mismatches,
-                           &e->last_clean);
+    return st != BASE_OK ? st : syntax_edits_doc_check(e, what, NULL);
+}
+
+base_status syntax_edits_doc_check(syntax_edits_doc *e, const char *what, bool *clean) {
+    base_status st =
+        compare_fresh(e->lang, e->t, &e->ref, &e->doc, true, what, &e->mismatches, &e->last_clean);
     e->compares += st == BASE_OK;
     e->clean += st == BASE_OK && e->last_clean;
+    if (clean)
+        *clean = e->last_clean;
     return st;
 }
 

@@ -105,6 +105,11 @@ base_status syntax_edits_doc_open(syntax_edits_doc *e, const char *lang, const c
 base_status syntax_edits_doc_edit(syntax_edits_doc *e, size_t at, size_t del, const char *ins,
                                   size_t n, const char *what);
 
+/* Compares the edited tree with a fresh parse of the text as it stands
+ * (only_clean), counted as syntax_edits_doc_edit counts; *clean (may be
+ * NULL): the fresh parse had no syntax errors. */
+base_status syntax_edits_doc_check(syntax_edits_doc *e, const char *what, bool *clean);
+
 void syntax_edits_doc_close(syntax_edits_doc *e);
 
 #endif

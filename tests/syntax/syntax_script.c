@@ -73,8 +73,7 @@ static base_status edit(script *s, size_t start, size_t del, const char *ins, si
 }
 
 static base_status check(script *s, const char *what, bool *clean) {
-    return syntax_edits_compare(s->d.lang, s->d.t, &s->d.ref, &s->d.doc, true, what,
-                                &s->d.mismatches, clean);
+    return syntax_edits_doc_check(&s->d, what, clean);
 }
 
 /* Back to base: in reverse, one edit per pending one (a reparse between
